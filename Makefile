@@ -1,0 +1,64 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# The driver of this repository: set-up, kernel tree, kernel builds,
+# initramfs, QEMU boots and tests. The work is done by the scripts in
+# tools/testing/malloc_types/; the build cache (kernel source, trees, build
+# outputs, logs) lives outside the clone, in $(MT_CACHE).
+#
+#   make run     build what is missing, boot the production kernel, run the main job
+#   make check   build what is missing, run every test, print `N passed, N failed`
+
+MT := tools/testing/malloc_types
+MT_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/malloc-types
+export MT_CACHE
+
+# One build at a time per cache: concurrent makes (or clones) queue here.
+LOCKED := flock $(MT_CACHE)/.lock
+
+.PHONY: all help run check setup tree kernel kernel-prod tools initramfs shell clean distclean
+
+all: help
+
+help:
+	@sed -n 's/^#   make /  make /p' $(firstword $(MAKEFILE_LIST))
+	@echo "  make setup        install packages, toolchain, bindgen and the kernel source"
+	@echo "  make kernel       build the test kernel ($(MT_CACHE))"
+	@echo "  make kernel-prod  build the production kernel"
+	@echo "  make shell        boot the test kernel with a shell on the console"
+	@echo "  make clean        remove build outputs (keeps the source and tools)"
+
+$(MT_CACHE):
+	@mkdir -p $@
+
+run: | $(MT_CACHE)
+	@$(LOCKED) bash $(MT)/run.sh
+
+check: | $(MT_CACHE)
+	@$(LOCKED) bash $(MT)/check.sh
+
+setup: | $(MT_CACHE)
+	@$(LOCKED) bash $(MT)/setup.sh
+
+tree: setup
+	@$(LOCKED) bash $(MT)/prepare-tree.sh
+
+kernel: tree
+	@$(LOCKED) bash $(MT)/build-kernel.sh test
+
+kernel-prod: tree
+	@$(LOCKED) bash $(MT)/build-kernel.sh prod
+
+tools: setup
+	@$(LOCKED) bash $(MT)/build-tools.sh
+
+shell: kernel tools
+	@$(LOCKED) bash $(MT)/mkinitramfs.sh test >/dev/null
+	@. $(MT)/lib.sh; qemu-system-x86_64 -accel $${MT_ACCEL:-tcg} -cpu max -smp 2 -m 2G -nographic -no-reboot \
+		-kernel $$MT_KCACHE/build-test/arch/x86/boot/bzImage -initrd $$MT_KCACHE/initramfs-test.cpio.gz \
+		-append "console=ttyS0 panic=-1 mt.mode=shell"
+
+clean:
+	@. $(MT)/lib.sh; rm -rf "$$MT_KCACHE"/build-* "$$MT_KCACHE"/config-* "$$MT_KCACHE"/initramfs-* "$$MT_CACHE"/cargo-target*
+
+distclean:
+	rm -rf $(MT_CACHE)

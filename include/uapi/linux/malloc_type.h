@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * Malloc types: the binary statistics stream read from /proc/malloc_stats.
+ *
+ * Modelled on FreeBSD's kern.malloc_stats sysctl (sys/sys/malloc.h):
+ * a stream header, then for each registered malloc type one
+ * struct malloc_type_header followed by mtsh_maxcpus struct
+ * malloc_type_stats records, one per possible CPU id (records of CPU ids
+ * that are not possible are zero). All fields are in native byte order and
+ * there is no padding between records, so the total length of a stream is
+ *
+ *	sizeof(struct malloc_type_stream_header) +
+ *	mtsh_count * (sizeof(struct malloc_type_header) +
+ *		      mtsh_maxcpus * sizeof(struct malloc_type_stats))
+ *
+ * Differences from FreeBSD: the per-type header is 64 bytes, not 32; it
+ * carries the type's zone and a registration id that tells two types of
+ * the same name apart.
+ */
+#ifndef _UAPI_LINUX_MALLOC_TYPE_H
+#define _UAPI_LINUX_MALLOC_TYPE_H
+
+#include <linux/types.h>
+
+/* Version of the stream layout; bumped on any incompatible change. */
+#define MALLOC_TYPE_STREAM_VERSION	0x00000001
+
+/* Bytes of a type name in the stream, including the terminating NUL. */
+#define MALLOC_MAX_NAME			32
+
+/* The number of kmalloc size classes a zindx can name (x86_64). */
+#define MALLOC_TYPE_ZONE_COUNT_MAX	64
+
+/**
+ * struct malloc_type_stream_header - first 16 bytes of the stream
+ * @mtsh_version: %MALLOC_TYPE_STREAM_VERSION.
+ * @mtsh_maxcpus: stats records per type: nr_cpu_ids of the running kernel.
+ * @mtsh_count: number of types that follow.
+ * @_mtsh_pad: zero.
+ */
+struct malloc_type_stream_header {
+	__u32	mtsh_version;
+	__u32	mtsh_maxcpus;
+	__u32	mtsh_count;
+	__u32	_mtsh_pad;
+};
+
+/* Bits of malloc_type_header.mth_flags. */
+#define MALLOC_TYPE_F_MODULE		0x00000001	/* defined in a loadable module */
+
+/**
+ * struct malloc_type_header - 64 bytes that open each type's records
+ * @mth_name: the type's short description, NUL-terminated, truncated
+ *	to MALLOC_MAX_NAME - 1 bytes, zero-filled.
+ * @mth_id: registration id: unique for the life of the kernel, never
+ *	reused, increasing in registration order.
+ * @mth_zone: the type's zone (mti_zone): 0 for the shared kmalloc caches,
+ *	1..numzones-1 for a dedicated set of kmalloc buckets.
+ * @mth_flags: MALLOC_TYPE_F_* bits.
+ * @_mth_reserved: zero.
+ */
+struct malloc_type_header {
+	char	mth_name[MALLOC_MAX_NAME];
+	__u64	mth_id;
+	__u32	mth_zone;
+	__u32	mth_flags;
+	__u64	_mth_reserved[2];
+};
+
+/**
+ * struct malloc_type_stats - one CPU's counters for one type (64 bytes)
+ * @mts_memalloced: bytes allocated on this CPU (accounted sizes).
+ * @mts_memfreed: bytes freed on this CPU.
+ * @mts_numallocs: number of allocations on this CPU.
+ * @mts_numfrees: number of frees on this CPU.
+ * @mts_size: bitmask of the zindx values (kmalloc size classes) used.
+ * @_mts_reserved1: zero.
+ * @_mts_reserved2: zero.
+ * @_mts_reserved3: zero.
+ *
+ * An allocation may be freed on another CPU, so a single CPU's
+ * mts_memfreed can exceed its mts_memalloced; only sums over all CPUs are
+ * meaningful as balances.
+ */
+struct malloc_type_stats {
+	__u64	mts_memalloced;
+	__u64	mts_memfreed;
+	__u64	mts_numallocs;
+	__u64	mts_numfrees;
+	__u64	mts_size;
+	__u64	_mts_reserved1;
+	__u64	_mts_reserved2;
+	__u64	_mts_reserved3;
+};
+
+#endif /* _UAPI_LINUX_MALLOC_TYPE_H */

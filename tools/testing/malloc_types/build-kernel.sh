@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Configures and builds one kernel flavour: tinyconfig + configs/base.config
+# + configs/malloc_types.config + configs/FLAVOUR.config, with LLVM=-19 and
+# the pinned Rust toolchain, in $MT_KCACHE/build-FLAVOUR.
+# The configuration is regenerated only when a fragment changed, and the
+# .config is replaced only when its content changed, so a rebuild stays
+# incremental. Every option a fragment asks for is checked in the result.
+# Usage: build-kernel.sh test|prod
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+flavour=${1:?usage: build-kernel.sh test|prod}
+[ -f "$MT_DIR/configs/$flavour.config" ] || die "no configs/$flavour.config"
+tree="$MT_KCACHE/linux"
+out="$MT_KCACHE/build-$flavour"
+[ -f "$tree/Makefile" ] || die "no kernel tree: run 'make tree'"
+
+export RUSTUP_TOOLCHAIN="$RUST_VERSION"
+export LIBCLANG_PATH="/usr/lib/llvm-$LLVM_VERSION/lib"
+kmake=(make -C "$tree" "LLVM=-$LLVM_VERSION" "BINDGEN=$MT_TOOLS/bin/bindgen" -j"$(nproc)")
+
+frags=("$MT_DIR/configs/base.config")
+[ -f "$MT_DIR/configs/malloc_types.config" ] && frags+=("$MT_DIR/configs/malloc_types.config")
+frags+=("$MT_DIR/configs/$flavour.config")
+
+mt_step "rust available"
+mkdir -p "$out"
+mt_run "${kmake[@]}" O="$out" rustavailable
+
+mt_step "configure $flavour"
+stamp=$(cat "$MT_DIR/versions" "${frags[@]}" "$tree/.malloc-types/manifest" "$tree"/.malloc-types/patches/* 2>/dev/null |
+	sha256sum | cut -d' ' -f1)
+if [ ! -f "$out/.config" ] || [ "$(cat "$out/.config-stamp" 2>/dev/null)" != "$stamp" ]; then
+	cfg="$MT_KCACHE/config-$flavour"
+	mkdir -p "$cfg"
+	mt_run "${kmake[@]}" O="$cfg" tinyconfig
+	mt_run "$tree/scripts/kconfig/merge_config.sh" -m -O "$cfg" "$cfg/.config" "${frags[@]}"
+	mt_run "${kmake[@]}" O="$cfg" olddefconfig
+	# Every option the fragments set must have survived olddefconfig.
+	bad=()
+	while IFS= read -r line; do
+		case "$line" in
+		CONFIG_*=n) opt=${line%%=*}
+			grep -q "^$opt=" "$cfg/.config" && bad+=("$line") ;;
+		CONFIG_*=*) grep -qxF "$line" "$cfg/.config" || bad+=("$line") ;;
+		esac
+	done < <(cat "${frags[@]}")
+	[ ${#bad[@]} -eq 0 ] ||
+		die "the configuration does not keep: ${bad[*]} (unmet dependencies? see $cfg/.config)"
+	cmp -s "$cfg/.config" "$out/.config" || cp "$cfg/.config" "$out/.config"
+	echo "$stamp" >"$out/.config-stamp"
+fi
+
+mt_step "build $flavour kernel"
+echo "kernel: building $flavour kernel in $out" >&2
+log="$MT_CACHE/logs/build-$flavour.log"
+mkdir -p "$MT_CACHE/logs"
+if ! "${kmake[@]}" O="$out" bzImage modules >"$log" 2>&1; then
+	grep -E 'error(\[E[0-9]+\])?:|Error [0-9]|undefined' "$log" | head -n 20 >&2 || true
+	die "build failed (log: $log)"
+fi
+grep -E '^(warning|error)' "$log" | head -n 20 >&2 || true
+echo "$out"

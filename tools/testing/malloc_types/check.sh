@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# `make check`: every test of the project, judged, ending with the line
+# `N passed, N failed`.
+#  1. set-up (idempotent), the kernel tree, the test kernel (KASAN, lockdep,
+#     DEBUG_PREEMPT, ... and KUnit with the Rust doctests), the tools;
+#  2. one QEMU boot: KUnit at boot, then the guest tests (guest/*.sh);
+#  3. the log judged (judge.py): failing cases, missing suites, kernel
+#     reports, a guest that never finished;
+#  4. `cargo test` and a bounded fuzzing run for tools/memstat.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+
+passed=0
+failed=0
+problems=()
+add() { passed=$((passed + $1)); failed=$((failed + $2)); }
+
+bash "$MT_DIR/setup.sh" || exit 1
+tree=$(bash "$MT_DIR/prepare-tree.sh") || exit 1
+bash "$MT_DIR/build-kernel.sh" test >/dev/null || exit 1
+bash "$MT_DIR/build-tools.sh" || exit 1
+bash "$MT_DIR/mkinitramfs.sh" test >/dev/null || exit 1
+
+log="$MT_CACHE/logs/check-console.log"
+echo "check: booting the test kernel (log: $log)"
+bash "$MT_DIR/run-qemu.sh" test check "$log" || exit 1
+verdict=$(python3 "$MT_DIR/judge.py" "$log" --suites "$MT_DIR/suites")
+echo "$verdict" | sed '$d'
+read -r _ p _ f <<<"$(echo "$verdict" | tail -n 1)"
+add "$p" "$f"
+[ "$f" -eq 0 ] || problems+=("kernel tests (log: $log)")
+
+if [ -f "$MT_ROOT/tools/memstat/Cargo.toml" ]; then
+	echo "check: cargo test (tools/memstat)"
+	clog="$MT_CACHE/logs/cargo-test.log"
+	(cd "$MT_ROOT/tools/memstat" &&
+		CARGO_TARGET_DIR="$MT_CACHE/cargo-target" cargo "+$RUST_VERSION" test --workspace --locked) >"$clog" 2>&1
+	crc=$?
+	read -r p f < <(awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i } }
+		END { print p + 0, f + 0 }' "$clog")
+	if [ $crc -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+	echo "cargo test: $p passed, $f failed"
+	add "$p" "$f"
+	[ $crc -eq 0 ] || { grep -E '^(test .* FAILED|error)' "$clog" | head -n 10; problems+=("cargo test (log: $clog)"); }
+
+	echo "check: fuzzing the stream parser (${MT_FUZZ_RUNS:=20000} runs)"
+	flog="$MT_CACHE/logs/fuzz.log"
+	if CARGO_TARGET_DIR="$MT_CACHE/cargo-target-fuzz" bash "$MT_ROOT/tools/memstat/fuzz/run.sh" "$MT_FUZZ_RUNS" stream >"$flog" 2>&1; then
+		echo "fuzz: stream parser clean after $MT_FUZZ_RUNS runs"
+		add 1 0
+	else
+		echo "fuzz: FAILED: $(grep -v '^\s*$' "$flog" | tail -n 1)"
+		add 0 1
+		problems+=("fuzzing (log: $flog)")
+	fi
+fi
+
+for p in "${problems[@]}"; do echo "check: FAILED: $p"; done
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ] && [ ${#problems[@]} -eq 0 ]

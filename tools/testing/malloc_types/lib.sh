@@ -1,0 +1,33 @@
+# Shared shell helpers for the scripts of this directory. Sourced, not run.
+# shellcheck shell=bash
+
+MT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+MT_ROOT=$(cd "$MT_DIR/../../.." && pwd)
+# shellcheck source=versions
+. "$MT_DIR/versions"
+
+# The build cache lives outside the clone so that fresh clones (CI) reuse
+# it; it is keyed by the kernel package version.
+: "${MT_CACHE:=${XDG_CACHE_HOME:-$HOME/.cache}/malloc-types}"
+MT_KCACHE="$MT_CACHE/linux-${KERNEL_PKG_VERSION//[~+:]/_}"
+MT_TOOLS="$MT_CACHE/tools"
+export MT_CACHE MT_KCACHE MT_TOOLS
+
+# The current step, named in the one-line error of a failing step.
+MT_STEP=${MT_STEP:-setup}
+mt_step() { MT_STEP=$1; }
+die() {
+	echo "malloc-types: $MT_STEP: $*" >&2
+	exit 1
+}
+# Run a command with its output in a log; on failure say which step failed
+# and why (the last non-empty line of the log), and where the log is.
+mt_run() {
+	local log="$MT_CACHE/logs/${MT_STEP// /-}.log"
+	mkdir -p "$MT_CACHE/logs"
+	if ! "$@" >"$log" 2>&1; then
+		local why
+		why=$(grep -v '^[[:space:]]*$' "$log" | tail -n 1)
+		die "'$*' failed: ${why:-no output} (log: $log)"
+	fi
+}

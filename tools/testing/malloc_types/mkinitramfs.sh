@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Builds the guest's initramfs for one kernel flavour: busybox-static, the
+# guest init, the guest tests (guest/*.sh) or the main job (guest/run.sh),
+# every module the kernel build made, and the memstat tools when built.
+# Usage: mkinitramfs.sh test|prod   (prints the image's path)
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+flavour=${1:?usage: mkinitramfs.sh test|prod}
+out="$MT_KCACHE/build-$flavour"
+stage="$MT_KCACHE/initramfs-$flavour"
+image="$MT_KCACHE/initramfs-$flavour.cpio.gz"
+mt_step "initramfs $flavour"
+[ -f "$out/arch/x86/boot/bzImage" ] || die "no $flavour kernel: run 'make kernel'"
+busybox=$(command -v busybox || true)
+[ -n "$busybox" ] && file -L "$busybox" 2>/dev/null | grep -q 'statically linked' ||
+	busybox=/bin/busybox
+[ -x "$busybox" ] || die "busybox-static is not installed"
+
+rm -rf "$stage"
+mkdir -p "$stage"/{bin,sbin,etc,proc,sys,dev,tmp,root,tests,lib/modules}
+cp "$busybox" "$stage/bin/busybox"
+install -m 0755 "$MT_DIR/guest/init" "$stage/init"
+for t in "$MT_DIR"/guest/[0-9]*.sh; do
+	[ -f "$t" ] && install -m 0755 "$t" "$stage/tests/"
+done
+[ -f "$MT_DIR/guest/run.sh" ] && install -m 0755 "$MT_DIR/guest/run.sh" "$stage/run.sh"
+[ -f "$MT_DIR/guest/lib.sh" ] && install -m 0644 "$MT_DIR/guest/lib.sh" "$stage/tests/lib.sh"
+find "$out" -name '*.ko' -exec cp {} "$stage/lib/modules/" \;
+musl="$MT_CACHE/cargo-target/x86_64-unknown-linux-musl/release"
+for tool in memstat dtmalloc; do
+	[ -x "$musl/$tool" ] && install -m 0755 "$musl/$tool" "$stage/bin/$tool"
+done
+echo "root:x:0:0:root:/root:/bin/sh" >"$stage/etc/passwd"
+echo "nobody:x:65534:65534:nobody:/:/bin/sh" >>"$stage/etc/passwd"
+printf 'root:x:0:\nnogroup:x:65534:\n' >"$stage/etc/group"
+(cd "$stage" && find . -print0 | sort -z | cpio --null -o -H newc -R 0:0 --quiet) | gzip -1 >"$image.new"
+mv "$image.new" "$image"
+echo "$image"

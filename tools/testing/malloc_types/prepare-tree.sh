@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Lays this repository over Debian's kernel source:
+#  1. the pristine tree is unpacked once from the verified package;
+#  2. patches/*.patch are applied in order (only from the first one that
+#     changed: earlier ones, and the files they touch, are left alone);
+#  3. files of this repository at kernel paths are copied in where their
+#     content differs, so unchanged files keep their mtimes and a rebuild
+#     after a one-file change rebuilds only what depends on it. Files that
+#     left the repository are removed from the tree again.
+# Prints the tree's path on stdout.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+tree="$MT_KCACHE/linux"
+state="$tree/.malloc-types"
+deb="$MT_KCACHE/${KERNEL_PKG}_${KERNEL_PKG_VERSION}_all.deb"
+
+unpack() {
+	mt_step "unpack kernel source"
+	[ -f "$deb" ] || die "$deb is missing: run 'make setup'"
+	echo "tree: unpacking $KERNEL_PKG $KERNEL_PKG_VERSION" >&2
+	rm -rf "$tree" "$tree.new"
+	mkdir -p "$tree.new"
+	dpkg-deb --fsys-tarfile "$deb" | tar -xO "./usr/src/$KERNEL_PKG.tar.xz" |
+		tar -xJ -C "$tree.new" --strip-components=1 ||
+		die "could not unpack $deb"
+	mkdir -p "$tree.new/.malloc-types/patches"
+	: >"$tree.new/.malloc-types/manifest"
+	mv "$tree.new" "$tree"
+}
+[ -f "$tree/Makefile" ] && [ -d "$state" ] || unpack
+
+# --- patches -------------------------------------------------------------
+mt_step "apply patches"
+mapfile -t want < <(cd "$MT_ROOT" && ls patches/*.patch 2>/dev/null | sort)
+mapfile -t have < <(cd "$state" && ls patches/*.patch 2>/dev/null | sort)
+# The first position at which the applied series and the wanted one differ.
+keep=0
+while [ $keep -lt ${#want[@]} ] && [ $keep -lt ${#have[@]} ] &&
+	[ "${want[$keep]}" = "${have[$keep]}" ] &&
+	cmp -s "$MT_ROOT/${want[$keep]}" "$state/${have[$keep]}"; do
+	keep=$((keep + 1))
+done
+for ((i = ${#have[@]} - 1; i >= keep; i--)); do
+	echo "tree: reverting ${have[$i]}" >&2
+	if ! patch -d "$tree" -p1 -R -s --no-backup-if-mismatch <"$state/${have[$i]}" >/dev/null; then
+		echo "tree: could not revert ${have[$i]}; unpacking afresh" >&2
+		unpack
+		exec "$0" "$@"
+	fi
+	rm -f "$state/${have[$i]}"
+done
+for ((i = keep; i < ${#want[@]}; i++)); do
+	echo "tree: applying ${want[$i]}" >&2
+	out=$(patch -d "$tree" -p1 -N -s --no-backup-if-mismatch <"$MT_ROOT/${want[$i]}" 2>&1) ||
+		die "${want[$i]} does not apply: $(echo "$out" | tail -n 1)"
+	cp "$MT_ROOT/${want[$i]}" "$state/${want[$i]}"
+done
+
+# --- overlay -------------------------------------------------------------
+mt_step "overlay"
+# Repository path -> kernel path. Everything under these directories is at
+# its kernel path; the subsystem's root Kconfig is sourced from mm/Kconfig.
+kernel_path() {
+	case "$1" in
+	Kconfig) echo mm/Kconfig.malloc_types ;;
+	tools/memstat/*) ;;
+	rust/* | include/* | mm/* | kernel/* | lib/* | samples/* | drivers/* | \
+		Documentation/* | arch/* | scripts/* | tools/testing/*) echo "$1" ;;
+	esac
+}
+if git -C "$MT_ROOT" rev-parse --git-dir >/dev/null 2>&1; then
+	files=$(cd "$MT_ROOT" && git ls-files -co --exclude-standard)
+else
+	files=$(cd "$MT_ROOT" && find . -type f -not -path './.git/*' | sed 's|^\./||')
+fi
+new_manifest=$(mktemp)
+trap 'rm -f "$new_manifest"' EXIT
+while IFS= read -r f; do
+	[ -f "$MT_ROOT/$f" ] || continue
+	k=$(kernel_path "$f")
+	[ -n "$k" ] || continue
+	if [ -e "$tree/$k" ] && ! grep -qxF "$k" "$state/manifest"; then
+		die "$f would replace the kernel's own $k: change it with a patch under patches/"
+	fi
+	echo "$k" >>"$new_manifest"
+	if ! cmp -s "$MT_ROOT/$f" "$tree/$k"; then
+		mkdir -p "$(dirname "$tree/$k")"
+		cp "$MT_ROOT/$f" "$tree/$k"
+	fi
+done <<<"$files"
+sort -o "$new_manifest" "$new_manifest"
+comm -23 "$state/manifest" "$new_manifest" | while IFS= read -r gone; do
+	[ -n "$gone" ] && rm -f "$tree/$gone"
+done
+cp "$new_manifest" "$state/manifest"
+echo "$tree"

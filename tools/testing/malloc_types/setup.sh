@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Installs what the build needs, idempotently: Debian packages, the pinned
+# Rust toolchain with rust-src, bindgen-cli, and Debian's linux-source
+# package (verified against its recorded SHA-256). Reuses everything that
+# is already in place; a failed step says which one and why, on one line.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+PACKAGES="clang-$LLVM_VERSION lld-$LLVM_VERSION llvm-$LLVM_VERSION libclang-$LLVM_VERSION-dev
+	qemu-system-x86 busybox-static flex bison bc libelf-dev libssl-dev cpio
+	make xz-utils kmod python3 gcc libc6-dev musl-tools ca-certificates"
+
+mt_step "Debian packages"
+missing=()
+for p in $PACKAGES; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	[ "$(id -u)" = 0 ] || die "need root to install: ${missing[*]}"
+	echo "setup: installing ${missing[*]}"
+	mt_run apt-get update
+	DEBIAN_FRONTEND=noninteractive mt_run apt-get install -y --no-install-recommends "${missing[@]}"
+fi
+
+mt_step "Rust toolchain"
+command -v rustup >/dev/null || die "rustup is not installed (see https://rustup.rs)"
+if ! rustup run "$RUST_VERSION" rustc --version >/dev/null 2>&1; then
+	echo "setup: installing Rust $RUST_VERSION"
+	mt_run rustup toolchain install "$RUST_VERSION" --profile minimal -c rust-src -c rustfmt -c clippy
+fi
+rustup component list --toolchain "$RUST_VERSION" --installed 2>/dev/null | grep -q '^rust-src' ||
+	mt_run rustup component add rust-src --toolchain "$RUST_VERSION"
+rustup target list --toolchain "$RUST_VERSION" --installed 2>/dev/null | grep -q '^x86_64-unknown-linux-musl' ||
+	mt_run rustup target add x86_64-unknown-linux-musl --toolchain "$RUST_VERSION"
+
+mt_step "bindgen-cli"
+if [ "$("$MT_TOOLS/bin/bindgen" --version 2>/dev/null)" != "bindgen $BINDGEN_VERSION" ]; then
+	echo "setup: building bindgen-cli $BINDGEN_VERSION (a few minutes, once)"
+	mt_run cargo "+$RUST_VERSION" install --locked --root "$MT_TOOLS" bindgen-cli --version "=$BINDGEN_VERSION"
+fi
+
+mt_step "kernel source"
+deb="$MT_KCACHE/${KERNEL_PKG}_${KERNEL_PKG_VERSION}_all.deb"
+if [ ! -f "$deb" ] || ! echo "$KERNEL_PKG_SHA256  $deb" | sha256sum -c --status; then
+	mkdir -p "$MT_KCACHE"
+	# A private apt configuration that adds the suite the package lives in,
+	# on the mirror this machine already uses, without touching its sources.
+	apt="$MT_CACHE/apt"
+	mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial" "$apt/etc/preferences.d"
+	uri=$(sed -n 's/^URIs:[[:space:]]*//p' /etc/apt/sources.list.d/*.sources 2>/dev/null |
+		tr ' ' '\n' | grep -v -e security -e '^$' | head -n 1)
+	[ -n "$uri" ] || uri=$(awk '$1 == "deb" && $0 !~ /security/ { for (i = 2; i <= NF; i++) if ($i ~ /:\/\//) { print $i; exit } }' \
+		/etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null | head -n 1)
+	[ -n "$uri" ] || die "no Debian mirror found in this machine's apt sources"
+	keyring=/usr/share/keyrings/debian-archive-keyring.gpg
+	echo "deb [signed-by=$keyring] $uri $KERNEL_PKG_SUITE main" >"$apt/etc/sources.list"
+	aptopts=(-o "Dir::Etc::SourceList=$apt/etc/sources.list" -o Dir::Etc::SourceParts=/dev/null
+		-o "Dir::State::Lists=$apt/lists" -o "Dir::Cache=$apt/cache"
+		-o Dir::Etc::Preferences=/dev/null -o "Dir::Etc::PreferencesParts=$apt/etc/preferences.d"
+		-o Debug::NoLocking=1 -o APT::Sandbox::User=root)
+	echo "setup: fetching $KERNEL_PKG $KERNEL_PKG_VERSION ($KERNEL_PKG_SUITE)"
+	mt_run apt-get "${aptopts[@]}" update
+	(cd "$MT_KCACHE" && mt_run apt-get "${aptopts[@]}" download "$KERNEL_PKG=$KERNEL_PKG_VERSION")
+	[ -f "$deb" ] || die "apt-get download did not produce $deb"
+	echo "$KERNEL_PKG_SHA256  $deb" | sha256sum -c --status ||
+		die "SHA-256 of $deb is $(sha256sum "$deb" | cut -d' ' -f1), expected $KERNEL_PKG_SHA256"
+fi
+exit 0
