@@ -1,0 +1,505 @@
+//! dtmalloc: the dwatch `dtmalloc` / `dtmalloc-NAME` / `dtmalloc-top`
+//! profiles on Linux, reading the `dtmalloc:malloc` and `dtmalloc:free`
+//! tracepoints through a private tracefs instance.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, IsTerminal, Read, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use clap::{Parser, Subcommand};
+use memstat::error::io_text;
+use memstat::probe_name;
+use memstat::trace::{self, Record, Top};
+
+/// Watch typed kernel allocations and frees (the dwatch dtmalloc module).
+///
+/// Without a subcommand, prints one line per dtmalloc:malloc or
+/// dtmalloc:free event of at least --min bytes:
+/// `TIME COMM[PID]: malloc(9) type NAME SIZE bytes`.
+#[derive(Parser, Debug)]
+#[command(
+    name = "dtmalloc",
+    version,
+    after_help = "Environment:\n  DWATCH_MALLOC_MIN   default of --min (65536); must be all digits\n\nExamples:\n  dtmalloc                        allocations and frees of 64 KiB or more\n  DWATCH_MALLOC_MIN=0 dtmalloc    every event\n  dtmalloc --type foo_bar --min 0 every event of type \"foo bar\"\n  dtmalloc top                    net bytes by type, refreshed every 3 s\n  dtmalloc top --duration 10 --once"
+)]
+struct Args {
+    /// Show only events of at least N bytes (default: $DWATCH_MALLOC_MIN or 65536; top: 0).
+    #[arg(long, value_name = "N", global = true)]
+    min: Option<u64>,
+    /// Watch one type only, by probe name (white space as `_`), like dwatch dtmalloc-NAME.
+    #[arg(short = 't', long = "type", value_name = "NAME", global = true)]
+    type_: Option<String>,
+    /// tracefs mount point (default: /sys/kernel/tracing, else /sys/kernel/debug/tracing).
+    #[arg(long, value_name = "PATH", global = true)]
+    tracefs: Option<PathBuf>,
+    /// Name of the tracefs instance to create (default: dtmalloc.PID).
+    #[arg(long, value_name = "NAME", global = true)]
+    instance: Option<String>,
+    /// Stop after N events (top: after N refreshes; top --once: after N events).
+    #[arg(short = 'c', long, value_name = "N", global = true)]
+    count: Option<u64>,
+    /// Stop after SECONDS seconds.
+    #[arg(short = 'd', long, value_name = "SECONDS", global = true)]
+    duration: Option<f64>,
+    /// Print the tracefs writes made.
+    #[arg(short = 'v', long, global = true)]
+    verbose: bool,
+    /// Testing: treat --tracefs as a plain directory tree (see README).
+    #[arg(long, hide = true, global = true)]
+    fake_tracefs: bool,
+    #[command(subcommand)]
+    cmd: Option<Cmd>,
+}
+
+#[derive(Subcommand, Debug)]
+enum Cmd {
+    /// dtmalloc-top: running catalogue of net bytes and outstanding
+    /// allocations by type since the watch began, sorted by net bytes.
+    Top {
+        /// Seconds between refreshes.
+        #[arg(short = 'i', long, value_name = "SECONDS", default_value_t = 3.0)]
+        interval: f64,
+        /// Print no periodic refresh: one table when the watch ends
+        /// (--duration, --count of events, end of input or Ctrl-C).
+        #[arg(long)]
+        once: bool,
+    },
+}
+
+struct Failure {
+    msg: String,
+    code: u8,
+}
+
+fn fail(msg: impl Into<String>) -> Failure {
+    Failure {
+        msg: msg.into(),
+        code: 1,
+    }
+}
+
+fn usage(msg: impl Into<String>) -> Failure {
+    Failure {
+        msg: msg.into(),
+        code: 2,
+    }
+}
+
+/// A private tracefs instance, removed on drop.
+struct Instance {
+    root: PathBuf,
+    dir: PathBuf,
+    fake: bool,
+    verbose: bool,
+    enabled: Vec<PathBuf>,
+    removed: bool,
+}
+
+impl Instance {
+    fn log_write(&self, path: &Path, val: &str) {
+        if self.verbose {
+            eprintln!("dtmalloc: echo '{val}' > {}", path.display());
+        }
+        if self.fake {
+            if let Ok(mut f) = OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(self.root.join("fake-writes.log"))
+            {
+                let rel = path.strip_prefix(&self.root).unwrap_or(path);
+                let _ = writeln!(f, "{} {}", rel.display(), val);
+            }
+        }
+    }
+
+    fn write(&self, rel: &str, val: &str) -> Result<(), Failure> {
+        let p = self.dir.join(rel);
+        self.log_write(&p, val);
+        let mut f = OpenOptions::new()
+            .write(true)
+            .truncate(!self.fake)
+            .create(self.fake)
+            .open(&p)
+            .map_err(|e| fail(format!("{}: {}", p.display(), io_text(&e))))?;
+        f.write_all(format!("{val}\n").as_bytes())
+            .map_err(|e| fail(format!("{}: {}", p.display(), io_text(&e))))
+    }
+
+    fn create(root: &Path, name: &str, fake: bool, verbose: bool) -> Result<Instance, Failure> {
+        let events = root.join("events/dtmalloc");
+        if !events.join("malloc").is_dir() {
+            return Err(fail(format!(
+                "{}: no dtmalloc tracepoints (kernel without malloc types, or tracefs not mounted?)",
+                events.display()
+            )));
+        }
+        let dir = root.join("instances").join(name);
+        fs::create_dir(&dir).map_err(|e| {
+            let hint = if e.kind() == io::ErrorKind::PermissionDenied {
+                " (run as root)"
+            } else {
+                ""
+            };
+            fail(format!("{}: {}{hint}", dir.display(), io_text(&e)))
+        })?;
+        let inst = Instance {
+            root: root.to_path_buf(),
+            dir,
+            fake,
+            verbose,
+            enabled: Vec::new(),
+            removed: false,
+        };
+        if fake {
+            inst.populate_fake()?;
+        }
+        Ok(inst)
+    }
+
+    /// Testing only: lay out what tracefs would create in a new instance.
+    fn populate_fake(&self) -> Result<(), Failure> {
+        let io = |e: io::Error| fail(format!("fake tracefs: {}", io_text(&e)));
+        for ev in ["malloc", "free"] {
+            fs::create_dir_all(self.dir.join("events/dtmalloc").join(ev)).map_err(io)?;
+        }
+        let src = self.root.join("trace_pipe");
+        if src.exists() {
+            fs::copy(&src, self.dir.join("trace_pipe")).map_err(io)?;
+        } else {
+            File::create(self.dir.join("trace_pipe")).map_err(io)?;
+        }
+        let cpu0 = self.root.join("per_cpu/cpu0/stats");
+        if cpu0.exists() {
+            fs::create_dir_all(self.dir.join("per_cpu/cpu0")).map_err(io)?;
+            fs::copy(&cpu0, self.dir.join("per_cpu/cpu0/stats")).map_err(io)?;
+        }
+        Ok(())
+    }
+
+    fn enable(&mut self, filter: &str) -> Result<(), Failure> {
+        for ev in ["malloc", "free"] {
+            self.write(&format!("events/dtmalloc/{ev}/filter"), filter)?;
+        }
+        for ev in ["malloc", "free"] {
+            let rel = format!("events/dtmalloc/{ev}/enable");
+            self.write(&rel, "1")?;
+            self.enabled.push(self.dir.join(rel));
+        }
+        Ok(())
+    }
+
+    fn open_pipe(&self) -> Result<File, Failure> {
+        let p = self.dir.join("trace_pipe");
+        OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&p)
+            .map_err(|e| fail(format!("{}: {}", p.display(), io_text(&e))))
+    }
+
+    fn disable(&mut self) {
+        for p in std::mem::take(&mut self.enabled) {
+            self.log_write(&p, "0");
+            if let Ok(mut f) = OpenOptions::new().write(true).open(&p) {
+                let _ = f.write_all(b"0\n");
+            }
+        }
+    }
+
+    /// Sum of (overrun, dropped events) over the instance's CPUs.
+    fn dropped(&self) -> (u64, u64) {
+        let mut tot = (0, 0);
+        if let Ok(rd) = fs::read_dir(self.dir.join("per_cpu")) {
+            for ent in rd.flatten() {
+                if let Ok(t) = fs::read_to_string(ent.path().join("stats")) {
+                    let (o, d) = trace::parse_cpu_stats(&t);
+                    tot.0 += o;
+                    tot.1 += d;
+                }
+            }
+        }
+        tot
+    }
+
+    fn remove(&mut self) -> Result<(), Failure> {
+        if self.removed {
+            return Ok(());
+        }
+        self.disable();
+        self.removed = true;
+        let r = if self.fake {
+            fs::remove_dir_all(&self.dir)
+        } else {
+            fs::remove_dir(&self.dir)
+        };
+        r.map_err(|e| fail(format!("{}: {}", self.dir.display(), io_text(&e))))
+    }
+}
+
+impl Drop for Instance {
+    fn drop(&mut self) {
+        if let Err(f) = self.remove() {
+            eprintln!("dtmalloc: {}", f.msg);
+        }
+    }
+}
+
+fn tracefs_root(arg: &Option<PathBuf>) -> PathBuf {
+    if let Some(p) = arg {
+        return p.clone();
+    }
+    let t = PathBuf::from("/sys/kernel/tracing");
+    if t.join("instances").is_dir() {
+        t
+    } else {
+        PathBuf::from("/sys/kernel/debug/tracing")
+    }
+}
+
+/// Wall-clock time as dwatch's `%Y`: `2026 May 12 10:00:00` (local time).
+#[allow(deprecated)] // libc::time_t on musl
+fn wall_time() -> String {
+    let secs = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let t = libc::time_t::try_from(secs).unwrap_or(0);
+    // SAFETY: localtime_r only writes the tm we hand it.
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    let ok = unsafe { !libc::localtime_r(&t, &mut tm).is_null() };
+    if !ok {
+        return String::new();
+    }
+    const MON: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    format!(
+        "{} {} {:2} {:02}:{:02}:{:02}",
+        tm.tm_year + 1900,
+        MON.get(tm.tm_mon as usize).unwrap_or(&"???"),
+        tm.tm_mday,
+        tm.tm_hour,
+        tm.tm_min,
+        tm.tm_sec
+    )
+}
+
+struct Watch {
+    top: Top,
+    unparsed: u64,
+    printed: u64,
+    refreshes: u64,
+}
+
+enum Mode {
+    Events,
+    Top { interval: Duration, once: bool },
+}
+
+fn render_top(w: &Watch, out: &mut impl Write, clear: bool) -> io::Result<()> {
+    let cols: usize = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(80);
+    let mut s = String::new();
+    if clear {
+        s.push_str("\x1b[H\x1b[J");
+    }
+    s.push_str(&format!(
+        "{:<width$}{}\n",
+        "dtmalloc:malloc, dtmalloc:free",
+        wall_time(),
+        width = cols.saturating_sub(20)
+    ));
+    s.push_str(&w.top.table());
+    out.write_all(s.as_bytes())?;
+    out.flush()
+}
+
+fn run(args: &Args) -> Result<(), Failure> {
+    let mode = match &args.cmd {
+        None => Mode::Events,
+        Some(Cmd::Top { interval, once }) => {
+            if !(interval.is_finite() && *interval > 0.0) {
+                return Err(usage("--interval must be a positive number of seconds"));
+            }
+            Mode::Top {
+                interval: Duration::from_secs_f64(*interval),
+                once: *once,
+            }
+        }
+    };
+    let min = match (args.min, &mode) {
+        (Some(m), _) => m,
+        // dwatch applies DWATCH_MALLOC_MIN to every profile but dtmalloc-top.
+        (None, Mode::Top { .. }) => 0,
+        (None, Mode::Events) => {
+            let env = std::env::var("DWATCH_MALLOC_MIN").ok();
+            trace::malloc_min_from_env(env.as_deref()).map_err(usage)?
+        }
+    };
+    let probe = match &args.type_ {
+        Some(t) => {
+            let p = probe_name(t);
+            if !trace::valid_probe_name(&p) {
+                return Err(usage(format!("--type: bad probe name {t:?}")));
+            }
+            Some(p)
+        }
+        None => None,
+    };
+    let deadline = match args.duration {
+        Some(d) if d.is_finite() && d >= 0.0 => Some(Instant::now() + Duration::from_secs_f64(d)),
+        Some(_) => return Err(usage("--duration must be a non-negative number of seconds")),
+        None => None,
+    };
+
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGHUP,
+    ] {
+        signal_hook::flag::register(sig, Arc::clone(&stop))
+            .map_err(|e| fail(format!("signal handler: {e}")))?;
+    }
+
+    let root = tracefs_root(&args.tracefs);
+    let name = args
+        .instance
+        .clone()
+        .unwrap_or_else(|| format!("dtmalloc.{}", std::process::id()));
+    if name.is_empty() || name.contains('/') || name == "." || name == ".." {
+        return Err(usage(format!("--instance: bad name {name:?}")));
+    }
+    let mut inst = Instance::create(&root, &name, args.fake_tracefs, args.verbose)?;
+    inst.enable(&trace::filter_string(min, probe.as_deref()))?;
+    let mut pipe = inst.open_pipe()?;
+
+    let stdout = io::stdout();
+    let mut out = stdout.lock();
+    let tty = io::stdout().is_terminal();
+    let mut w = Watch {
+        top: Top::new(),
+        unparsed: 0,
+        printed: 0,
+        refreshes: 0,
+    };
+    if let Mode::Top { .. } = mode {
+        let _ = writeln!(out, "Cataloging malloc(9) activity ...");
+        let _ = out.flush();
+    }
+    let mut next_refresh = match mode {
+        Mode::Top { interval, .. } => Some(Instant::now() + interval),
+        Mode::Events => None,
+    };
+    let mut buf = Vec::new();
+    let mut chunk = vec![0u8; 64 * 1024];
+    let mut eof = false;
+    let mut result = Ok(());
+    'watch: loop {
+        if stop.load(Ordering::Relaxed) || deadline.is_some_and(|d| Instant::now() >= d) {
+            break;
+        }
+        let got = match pipe.read(&mut chunk) {
+            Ok(0) => {
+                eof = true;
+                0
+            }
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => 0,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                result = Err(fail(format!("trace_pipe: {}", io_text(&e))));
+                break;
+            }
+        };
+        buf.extend_from_slice(&chunk[..got]);
+        let mut start = 0;
+        while let Some(nl) = buf[start..].iter().position(|&b| b == b'\n') {
+            let line = String::from_utf8_lossy(&buf[start..start + nl]).into_owned();
+            start += nl + 1;
+            if line.trim().is_empty() {
+                continue;
+            }
+            match trace::parse_line(&line) {
+                Ok(rec) => {
+                    w.top.add(&rec);
+                    if let Mode::Top { once: true, .. } = mode {
+                        if args.count.is_some_and(|c| w.top.events() >= c) {
+                            break 'watch;
+                        }
+                    }
+                    if let (Mode::Events, Record::Event(e)) = (&mode, &rec) {
+                        if writeln!(out, "{}", trace::format_event(e)).is_err() {
+                            break 'watch;
+                        }
+                        w.printed += 1;
+                        if args.count.is_some_and(|c| w.printed >= c) {
+                            break 'watch;
+                        }
+                    }
+                }
+                Err(e) => {
+                    w.unparsed += 1;
+                    if args.verbose {
+                        eprintln!("dtmalloc: {e}: {line}");
+                    }
+                }
+            }
+        }
+        buf.drain(..start);
+        if let (Mode::Top { interval, once }, Some(nr)) = (&mode, next_refresh) {
+            if !once && (Instant::now() >= nr || eof) {
+                if render_top(&w, &mut out, tty).is_err() {
+                    break;
+                }
+                w.refreshes += 1;
+                next_refresh = Some(Instant::now() + *interval);
+                if args.count.is_some_and(|c| w.refreshes >= c) {
+                    break;
+                }
+            }
+        }
+        if eof {
+            break;
+        }
+        if got == 0 {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    if let Mode::Top { once: true, .. } = mode {
+        let _ = render_top(&w, &mut out, false);
+    }
+    let _ = out.flush();
+    drop(pipe);
+    inst.disable();
+    let (overrun, dropped) = inst.dropped();
+    let removed = inst.remove();
+    eprintln!(
+        "dtmalloc: {} events, {} lost (LOST EVENTS markers {}, overrun {}, dropped {}), {} unparsed lines",
+        w.top.events(),
+        w.top.lost() + overrun + dropped,
+        w.top.lost(),
+        overrun,
+        dropped,
+        w.unparsed
+    );
+    result.and(removed)
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => {
+            eprintln!("dtmalloc: {}", f.msg);
+            ExitCode::from(f.code)
+        }
+    }
+}

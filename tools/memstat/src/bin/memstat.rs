@@ -1,0 +1,200 @@
+//! memstat: `vmstat -m` and `vmstat -z` for Linux malloc types and slab caches.
+
+use std::io::{self, IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Parser, ValueEnum};
+use memstat::report::{self, Options, SortKey};
+use memstat::slab::{DEFAULT_SLABINFO, DEFAULT_SLAB_DIR};
+use memstat::zones::DEFAULT_SYSCTL_DIR;
+use memstat::{Error, MemoryTypeList, SlabSource, ZoneSizes, DEFAULT_PROC_PATH};
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Sort {
+    /// By name, ascending.
+    Name,
+    /// By items in use (InUse / USED), descending.
+    Inuse,
+    /// By bytes in use (MemUse), descending.
+    Memuse,
+    /// By allocations (Requests / REQ), descending.
+    Requests,
+}
+
+/// Report kernel memory usage by malloc type (like FreeBSD's `vmstat -m`)
+/// and by slab cache (like `vmstat -z`).
+#[derive(Parser, Debug)]
+#[command(
+    name = "memstat",
+    version,
+    disable_help_flag = true,
+    after_help = "Examples:\n  memstat                      malloc types, as vmstat -m\n  memstat -z                   slab caches, as vmstat -z\n  memstat -m --json            libxo-style JSON\n  memstat -s memuse --name 'dev*'\n  memstat -w 1 -c 5            five reports, one second apart\n  memstat --save snap.bin      save a snapshot; read it back with -f snap.bin"
+)]
+struct Args {
+    /// Report malloc types (the default when neither -m nor -z is given).
+    #[arg(short = 'm', long = "malloc")]
+    malloc: bool,
+    /// Report slab caches (vmstat -z).
+    #[arg(short = 'z', long = "zones")]
+    zones: bool,
+    /// Also show malloc types that were never used.
+    #[arg(short = 'a', long)]
+    all: bool,
+    /// Print JSON with the keys of `vmstat --libxo json` instead of a table.
+    #[arg(long)]
+    json: bool,
+    /// Humanize numbers (default when standard output is a terminal).
+    #[arg(short = 'h', overrides_with = "no_humanize")]
+    humanize: bool,
+    /// Do not humanize numbers.
+    #[arg(short = 'H', overrides_with = "humanize")]
+    no_humanize: bool,
+    /// Sort rows (default: kernel order for -m, name order for -z).
+    #[arg(short = 's', long, value_enum)]
+    sort: Option<Sort>,
+    /// Show only types whose name or probe name matches this glob (* and ?).
+    #[arg(long, value_name = "PATTERN")]
+    name: Option<String>,
+    /// Repeat the report every SECONDS seconds (until interrupted or -c).
+    #[arg(short = 'w', long = "wait", value_name = "SECONDS")]
+    wait: Option<f64>,
+    /// Number of reports with -w (default: unlimited).
+    #[arg(short = 'c', long = "count", value_name = "N")]
+    count: Option<u64>,
+    /// Read malloc types from a saved stream FILE instead of the kernel.
+    #[arg(short = 'f', long = "stream", value_name = "FILE")]
+    stream: Option<PathBuf>,
+    /// Path of the kernel's malloc stream.
+    #[arg(long = "proc", value_name = "PATH", default_value = DEFAULT_PROC_PATH)]
+    proc_path: PathBuf,
+    /// Root of the sysctl tree (for vm/malloc_zone_sizes).
+    #[arg(long = "sysctl", value_name = "DIR", default_value = DEFAULT_SYSCTL_DIR)]
+    sysctl_dir: PathBuf,
+    /// SLUB sysfs directory for -z.
+    #[arg(long = "slab-dir", value_name = "DIR", default_value = DEFAULT_SLAB_DIR)]
+    slab_dir: PathBuf,
+    /// slabinfo file for -z, used when the slab directory is missing.
+    #[arg(long = "slabinfo", value_name = "FILE", default_value = DEFAULT_SLABINFO)]
+    slabinfo: PathBuf,
+    /// Save the malloc types read as a stream FILE and exit.
+    #[arg(long = "save", value_name = "FILE")]
+    save: Option<PathBuf>,
+    /// Print help.
+    #[arg(long = "help", action = clap::ArgAction::Help)]
+    help: Option<bool>,
+}
+
+fn describe(e: &Error) -> String {
+    match e {
+        Error::Permission { .. } => format!("{e} (run as root)"),
+        Error::Io { source, .. } if source.kind() == io::ErrorKind::NotFound => {
+            format!("{e} (kernel without malloc types?)")
+        }
+        _ => e.to_string(),
+    }
+}
+
+fn run(args: &Args) -> Result<(), String> {
+    let want_m = args.malloc || !args.zones || args.save.is_some();
+    let want_z = args.zones;
+    let humanize = if args.humanize {
+        true
+    } else if args.no_humanize {
+        false
+    } else {
+        io::stdout().is_terminal()
+    };
+    let opts = Options {
+        all: args.all,
+        humanize,
+        sort: match args.sort {
+            None => SortKey::None,
+            Some(Sort::Name) => SortKey::Name,
+            Some(Sort::Inuse) => SortKey::InUse,
+            Some(Sort::Memuse) => SortKey::MemUse,
+            Some(Sort::Requests) => SortKey::Requests,
+        },
+        name: args.name.clone(),
+    };
+    if let Some(w) = args.wait {
+        if !(w.is_finite() && w > 0.0) {
+            return Err("-w: the interval must be a positive number of seconds".into());
+        }
+    }
+    let slab_src = SlabSource {
+        sys_dir: Some(args.slab_dir.clone()),
+        slabinfo: Some(args.slabinfo.clone()),
+    };
+    let mut list = MemoryTypeList::new();
+    let mut n = 0u64;
+    let stdout = io::stdout();
+    loop {
+        if want_m {
+            let path = args.stream.as_ref().unwrap_or(&args.proc_path);
+            list.set_zones(ZoneSizes::from_sysctl(&args.sysctl_dir));
+            list.read_malloc(path).map_err(|e| describe(&e))?;
+        }
+        if want_z {
+            list.read_slab(&slab_src).map_err(|e| describe(&e))?;
+        }
+        if let Some(save) = &args.save {
+            std::fs::write(save, list.to_stream())
+                .map_err(|e| format!("{}: {e}", save.display()))?;
+            return Ok(());
+        }
+        let mut out = String::new();
+        if args.json {
+            let doc = report::Document {
+                malloc: want_m.then(|| report::malloc_rows(&list, list.zones(), &opts)),
+                zone: want_z.then(|| report::zone_rows(&list, &opts)),
+            };
+            out = serde_json::to_string(&doc).map_err(|e| e.to_string())?;
+            out.push('\n');
+        } else {
+            if want_m {
+                out.push_str(&report::malloc_text(&list, list.zones(), &opts));
+            }
+            if want_z {
+                if want_m {
+                    out.push('\n');
+                }
+                let mut zo = opts.clone();
+                if zo.sort == SortKey::None {
+                    zo.sort = SortKey::Name;
+                }
+                out.push_str(&report::zone_text(&list, &zo));
+            }
+        }
+        let mut lock = stdout.lock();
+        if let Err(e) = lock.write_all(out.as_bytes()).and_then(|_| lock.flush()) {
+            if e.kind() == io::ErrorKind::BrokenPipe {
+                return Ok(());
+            }
+            return Err(format!("stdout: {e}"));
+        }
+        drop(lock);
+        n += 1;
+        let Some(w) = args.wait else { break };
+        if args.count.is_some_and(|c| n >= c) {
+            break;
+        }
+        std::thread::sleep(Duration::from_secs_f64(w));
+        if !args.json {
+            println!();
+        }
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(msg) => {
+            eprintln!("memstat: {msg}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,130 @@
+//! Errors, in the spirit of libmemstat's `MEMSTAT_ERROR_*` codes and
+//! `memstat_strerror(3)`.
+
+use std::io;
+use std::path::PathBuf;
+
+/// The libmemstat error classes, without their payloads.
+///
+/// `MEMSTAT_ERROR_KVM*` have no counterpart: there is no kvm(3) here, a saved
+/// stream file plays the part of a core.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorKind {
+    /// `MEMSTAT_ERROR_NOMEMORY`.
+    NoMemory,
+    /// `MEMSTAT_ERROR_VERSION`.
+    Version,
+    /// `MEMSTAT_ERROR_PERMISSION`.
+    Permission,
+    /// `MEMSTAT_ERROR_DATAERROR`.
+    DataError,
+    /// Any other I/O failure (no libmemstat counterpart).
+    Io,
+    /// An index or CPU argument out of range (libmemstat does no check).
+    OutOfRange,
+}
+
+impl ErrorKind {
+    /// The `memstat_strerror(3)` text of this class.
+    pub fn strerror(self) -> &'static str {
+        match self {
+            ErrorKind::NoMemory => "Cannot allocate memory",
+            ErrorKind::Version => "Version mismatch",
+            ErrorKind::Permission => "Permission denied",
+            ErrorKind::DataError => "Data format error",
+            ErrorKind::Io => "I/O error",
+            ErrorKind::OutOfRange => "Index out of range",
+        }
+    }
+}
+
+/// Everything that can go wrong while reading statistics.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Memory for the data could not be had.
+    #[error("Cannot allocate memory")]
+    NoMemory,
+    /// The data source speaks another version of the stream.
+    #[error("Version mismatch: stream version {found}, this library reads version {expected}")]
+    Version {
+        /// The version found in the stream header.
+        found: u32,
+        /// The version this library understands.
+        expected: u32,
+    },
+    /// The source exists but the caller may not read it (EACCES/EPERM).
+    #[error("{}: Permission denied", path.display())]
+    Permission {
+        /// The file that could not be read.
+        path: PathBuf,
+    },
+    /// The data is not in the expected format.
+    #[error("Data format error: {0}")]
+    DataError(String),
+    /// Another I/O error on `path`.
+    #[error("{}: {}", .path.display(), io_text(.source))]
+    Io {
+        /// The file or directory concerned.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: io::Error,
+    },
+    /// An index (caller field, CPU, zone) beyond its limit.
+    #[error("{what} {index} out of range (0..{limit})")]
+    OutOfRange {
+        /// What kind of index.
+        what: &'static str,
+        /// The index given.
+        index: usize,
+        /// One past the largest valid index.
+        limit: usize,
+    },
+}
+
+impl Error {
+    /// The libmemstat class of this error.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::NoMemory => ErrorKind::NoMemory,
+            Error::Version { .. } => ErrorKind::Version,
+            Error::Permission { .. } => ErrorKind::Permission,
+            Error::DataError(_) => ErrorKind::DataError,
+            Error::Io { .. } => ErrorKind::Io,
+            Error::OutOfRange { .. } => ErrorKind::OutOfRange,
+        }
+    }
+
+    /// Map an I/O error on `path` to [`Error::Permission`] (EACCES, EPERM),
+    /// [`Error::NoMemory`] (ENOMEM) or [`Error::Io`].
+    pub fn from_io(path: impl Into<PathBuf>, source: io::Error) -> Error {
+        let path = path.into();
+        match source.raw_os_error() {
+            Some(libc::EACCES) | Some(libc::EPERM) => Error::Permission { path },
+            Some(libc::ENOMEM) => Error::NoMemory,
+            _ => {
+                if source.kind() == io::ErrorKind::PermissionDenied {
+                    Error::Permission { path }
+                } else {
+                    Error::Io { path, source }
+                }
+            }
+        }
+    }
+
+    pub(crate) fn data(msg: impl Into<String>) -> Error {
+        Error::DataError(msg.into())
+    }
+}
+
+/// The text of an I/O error without Rust's " (os error N)" suffix.
+pub fn io_text(e: &io::Error) -> String {
+    let s = e.to_string();
+    match s.find(" (os error ") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
+}
+
+/// Result alias of this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

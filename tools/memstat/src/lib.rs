@@ -1,0 +1,65 @@
+//! # memstat — libmemstat(3) for Linux malloc types
+//!
+//! FreeBSD's libmemstat presents kernel allocator statistics as a list of
+//! *memory types*, filled from the kernel and updated incrementally. This
+//! crate does the same for the Linux malloc types subsystem
+//! (`/proc/malloc_stats`, see `include/uapi/linux/malloc_type.h`) and for
+//! slab caches (`/sys/kernel/slab`, `/proc/slabinfo`), the Linux analogue of
+//! UMA zones; a saved stream file stands in for reading a core.
+//!
+//! | libmemstat | here |
+//! | --- | --- |
+//! | `memstat_mtl_alloc` / `_free` | [`MemoryTypeList::new`] / drop |
+//! | `memstat_mtl_first` / `_next` | [`MemoryTypeList::iter`] |
+//! | `memstat_mtl_find(list, ALLOCATOR_*, name)` | [`MemoryTypeList::find`] with [`AllocatorFilter`] |
+//! | `memstat_mtl_geterror` / `memstat_strerror` | [`MemoryTypeList::error`] / [`ErrorKind::strerror`], [`Error`]'s `Display` |
+//! | `memstat_sysctl_malloc` | [`MemoryTypeList::sysctl_malloc`] |
+//! | `memstat_sysctl_uma` | [`MemoryTypeList::read_slab`] |
+//! | `memstat_sysctl_all` | [`MemoryTypeList::sysctl_all`] |
+//! | `memstat_kvm_malloc` (core) | [`MemoryTypeList::read_malloc`] on a saved stream |
+//! | `memstat_get_*` | methods of [`MemoryType`] |
+//! | `memstat_get_percpu_*` | `MemoryType::percpu_*`, returning an error for a CPU out of range |
+//! | `memstat_malloc_zone_get_count` / `_get_size` / `_used` | [`ZoneSizes::count`] / [`ZoneSizes::size`] / [`ZoneSizes::used`] |
+//!
+//! Differences from libmemstat, on purpose:
+//!
+//! * Entries that the kernel no longer presents are **removed** on update
+//!   (libmemstat's BUGS section says they linger until the list is freed).
+//! * Malloc types are matched by registration id, not by name, so two types
+//!   with the same name stay distinct.
+//! * `bytes` and `count` are clamped at 0 when racy per-CPU sums go negative
+//!   (libmemstat's malloc path wraps around to ~1.8e19).
+//! * Caller-owned "pointers" are `usize` values (see [`CallerFields`]).
+//! * Indexes and CPUs are bounds-checked; nothing panics on bad input.
+//!
+//! ```
+//! use memstat::{stream, AllocatorFilter, MemoryTypeList};
+//! let s = stream::write_stream(2, &[stream::StreamType {
+//!     name: "devbuf".into(), id: 1, zone: 0, flags: 0,
+//!     stats: vec![stream::CpuStats { memalloced: 4096, numallocs: 1, size: 1 << 11, ..Default::default() }],
+//! }]);
+//! let mut list = MemoryTypeList::new();
+//! list.update_malloc_bytes(&s).unwrap();
+//! let t = list.find(AllocatorFilter::Any, "devbuf").unwrap();
+//! assert_eq!((t.bytes(), t.count()), (4096, 1));
+//! assert_eq!(list.zones().sizes_in_mask(t.sizemask()), vec![4096]);
+//! ```
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod error;
+pub mod report;
+pub mod slab;
+pub mod stream;
+pub mod trace;
+pub mod types;
+pub mod zones;
+
+pub use error::{Error, ErrorKind, Result};
+pub use slab::{SlabCache, SlabSource};
+pub use types::{
+    probe_name, Allocator, AllocatorFilter, CallerFields, MemoryType, MemoryTypeList, PerCpu,
+    SlabDetails, DEFAULT_PROC_PATH, MAXCALLER,
+};
+pub use zones::ZoneSizes;

@@ -1,0 +1,336 @@
+//! `vmstat -m` / `vmstat -z` style reports and their libxo JSON.
+//!
+//! Text layouts are FreeBSD 13/14's:
+//!
+//! * `-m`: header `"%13s %5s %6s %8s  Size(s)"`, rows
+//!   `"%13s %5u %5uK %8u  "` plus the comma-separated size classes;
+//!   MemUse is `ceil(bytes / 1024)` KiB.
+//! * `-z`: header `"%-20s %6s %6s %8s %8s %8s %8s %4s %4s"` (ITEM SIZE LIMIT
+//!   USED FREE REQ FAIL SLEEP XDOMAIN) and a blank line, rows
+//!   `"%-20s %6u, %6u,%8u,%8u,%8u,%4u,%4u,%4u"` with `name:`.
+//!
+//! JSON keys are those of `vmstat --libxo json`: `malloc-statistics` →
+//! `memory` → {`type`, `in-use`, `memory-use` (KiB), `requests`, `size`}, and
+//! `memory-zone-statistics` → `zone` → {`name`, `size`, `limit`, `used`,
+//! `free`, `requests`, `fail`, `sleep`, `xdomain`}.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use crate::types::{probe_name, Allocator, MemoryType, MemoryTypeList};
+use crate::zones::ZoneSizes;
+
+/// Row order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SortKey {
+    /// List order (as vmstat prints).
+    #[default]
+    None,
+    /// Name, ascending.
+    Name,
+    /// Items in use, descending.
+    InUse,
+    /// Bytes in use, descending.
+    MemUse,
+    /// Requests (allocations), descending.
+    Requests,
+}
+
+/// What to print and how.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Print malloc types that were never used too.
+    pub all: bool,
+    /// Humanize numbers (text only).
+    pub humanize: bool,
+    /// Row order.
+    pub sort: SortKey,
+    /// Glob (`*`, `?`) a type's name or probe name must match.
+    pub name: Option<String>,
+}
+
+/// Shell-style glob match with `*` and `?` only.
+pub fn glob_match(pattern: &str, text: &str) -> bool {
+    let p: Vec<char> = pattern.chars().collect();
+    let t: Vec<char> = text.chars().collect();
+    let (mut pi, mut ti) = (0usize, 0usize);
+    let mut star: Option<(usize, usize)> = None;
+    while ti < t.len() {
+        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
+            pi += 1;
+            ti += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some((pi, ti));
+            pi += 1;
+        } else if let Some((sp, st)) = star {
+            pi = sp + 1;
+            ti = st + 1;
+            star = Some((sp, st + 1));
+        } else {
+            return false;
+        }
+    }
+    while pi < p.len() && p[pi] == '*' {
+        pi += 1;
+    }
+    pi == p.len()
+}
+
+/// `humanize_number(3)`-like: at most `width` characters, `base` 1000 or
+/// 1024, suffixes K M G T P E, one decimal below 10.
+pub fn humanize(v: u64, base: u64, width: usize) -> String {
+    let plain = v.to_string();
+    if plain.len() <= width.saturating_sub(1).max(1) || v < base {
+        return plain;
+    }
+    const UNITS: [&str; 6] = ["K", "M", "G", "T", "P", "E"];
+    let mut x = v as f64;
+    for u in UNITS {
+        x /= base as f64;
+        let s = if x < 9.95 {
+            format!("{x:.1}{u}")
+        } else {
+            format!("{}{u}", x.round() as u64)
+        };
+        if s.len() <= width || x < base as f64 {
+            return s;
+        }
+    }
+    plain
+}
+
+/// `ceil(bytes / 1024)`.
+pub fn kib(bytes: u64) -> u64 {
+    bytes / 1024 + u64::from(bytes % 1024 != 0)
+}
+
+fn selected<'a>(list: &'a MemoryTypeList, alloc: Allocator, o: &Options) -> Vec<&'a MemoryType> {
+    let mut v: Vec<&MemoryType> = list
+        .iter()
+        .filter(|t| t.allocator() == alloc)
+        .filter(|t| alloc != Allocator::Malloc || o.all || t.numallocs() != 0 || t.count() != 0)
+        .filter(|t| match &o.name {
+            Some(p) => glob_match(p, t.name()) || glob_match(p, &probe_name(t.name())),
+            None => true,
+        })
+        .collect();
+    match o.sort {
+        SortKey::None => {}
+        SortKey::Name => v.sort_by(|a, b| a.name().cmp(b.name()).then(a.id().cmp(&b.id()))),
+        SortKey::InUse => v.sort_by(|a, b| b.count().cmp(&a.count()).then(a.name().cmp(b.name()))),
+        SortKey::MemUse => v.sort_by(|a, b| b.bytes().cmp(&a.bytes()).then(a.name().cmp(b.name()))),
+        SortKey::Requests => v.sort_by(|a, b| {
+            b.numallocs()
+                .cmp(&a.numallocs())
+                .then(a.name().cmp(b.name()))
+        }),
+    }
+    v
+}
+
+/// The `vmstat -m` table.
+pub fn malloc_text(list: &MemoryTypeList, zones: &ZoneSizes, o: &Options) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{:>13} {:>5} {:>6} {:>8}  Size(s)",
+        "Type", "InUse", "MemUse", "Requests"
+    );
+    for t in selected(list, Allocator::Malloc, o) {
+        let sizes: Vec<String> = zones
+            .sizes_in_mask(t.sizemask())
+            .iter()
+            .map(u64::to_string)
+            .collect();
+        if o.humanize {
+            let _ = write!(
+                s,
+                "{:>13} {:>5} {:>6} {:>8}  ",
+                t.name(),
+                humanize(t.count(), 1000, 5),
+                humanize(t.bytes(), 1024, 5),
+                humanize(t.numallocs(), 1000, 5)
+            );
+        } else {
+            let _ = write!(
+                s,
+                "{:>13} {:>5} {:>5}K {:>8}  ",
+                t.name(),
+                t.count(),
+                kib(t.bytes()),
+                t.numallocs()
+            );
+        }
+        let _ = writeln!(s, "{}", sizes.join(","));
+    }
+    s
+}
+
+/// The `vmstat -z` table of slab caches.
+pub fn zone_text(list: &MemoryTypeList, o: &Options) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{:<20} {:>6} {:>6} {:>8} {:>8} {:>8} {:>8} {:>4} {:>4}\n",
+        "ITEM", "SIZE", "LIMIT", "USED", "FREE", "REQ", "FAIL", "SLEEP", "XDOMAIN"
+    );
+    for t in selected(list, Allocator::Slab, o) {
+        let name = format!("{}:", t.name());
+        let h = |v: u64, w: usize| {
+            if o.humanize {
+                humanize(v, 1000, w)
+            } else {
+                v.to_string()
+            }
+        };
+        let _ = writeln!(
+            s,
+            "{:<20} {:>6}, {:>6},{:>8},{:>8},{:>8},{:>4},{:>4},{:>4}",
+            name,
+            t.size(),
+            t.countlimit(),
+            h(t.count(), 5),
+            h(t.free(), 5),
+            h(t.numallocs(), 5),
+            t.failures(),
+            t.sleeps(),
+            t.xdomain()
+        );
+    }
+    s
+}
+
+/// One `memory` instance of `malloc-statistics`.
+#[derive(Debug, Serialize, PartialEq, Eq)]
+pub struct MallocRow {
+    /// Type name.
+    #[serde(rename = "type")]
+    pub type_: String,
+    /// Allocations outstanding.
+    #[serde(rename = "in-use")]
+    pub in_use: u64,
+    /// KiB in use, rounded up.
+    #[serde(rename = "memory-use")]
+    pub memory_use: u64,
+    /// Allocations ever.
+    pub requests: u64,
+    /// Size classes used.
+    pub size: Vec<u64>,
+}
+
+/// One `zone` instance of `memory-zone-statistics`.
+#[derive(Debug, Serialize, PartialEq, Eq)]
+pub struct ZoneRow {
+    /// Cache name (no colon).
+    pub name: String,
+    /// Object size.
+    pub size: u64,
+    /// Count limit (0).
+    pub limit: u64,
+    /// Objects in use.
+    pub used: u64,
+    /// Objects allocated but free.
+    pub free: u64,
+    /// Allocations (with `CONFIG_SLUB_STATS`, else 0).
+    pub requests: u64,
+    /// Failures (0).
+    pub fail: u64,
+    /// Sleeps (0).
+    pub sleep: u64,
+    /// Cross-domain frees (0).
+    pub xdomain: u64,
+}
+
+/// `{"memory": [...]}`.
+#[derive(Debug, Serialize)]
+pub struct MallocStatistics {
+    /// Rows.
+    pub memory: Vec<MallocRow>,
+}
+
+/// `{"zone": [...]}`.
+#[derive(Debug, Serialize)]
+pub struct ZoneStatistics {
+    /// Rows.
+    pub zone: Vec<ZoneRow>,
+}
+
+/// The whole JSON document.
+#[derive(Debug, Serialize, Default)]
+pub struct Document {
+    /// `-m` part.
+    #[serde(rename = "malloc-statistics", skip_serializing_if = "Option::is_none")]
+    pub malloc: Option<MallocStatistics>,
+    /// `-z` part.
+    #[serde(
+        rename = "memory-zone-statistics",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub zone: Option<ZoneStatistics>,
+}
+
+/// Rows of `malloc-statistics`.
+pub fn malloc_rows(list: &MemoryTypeList, zones: &ZoneSizes, o: &Options) -> MallocStatistics {
+    MallocStatistics {
+        memory: selected(list, Allocator::Malloc, o)
+            .into_iter()
+            .map(|t| MallocRow {
+                type_: t.name().to_string(),
+                in_use: t.count(),
+                memory_use: kib(t.bytes()),
+                requests: t.numallocs(),
+                size: zones.sizes_in_mask(t.sizemask()),
+            })
+            .collect(),
+    }
+}
+
+/// Rows of `memory-zone-statistics`.
+pub fn zone_rows(list: &MemoryTypeList, o: &Options) -> ZoneStatistics {
+    ZoneStatistics {
+        zone: selected(list, Allocator::Slab, o)
+            .into_iter()
+            .map(|t| ZoneRow {
+                name: t.name().to_string(),
+                size: t.size(),
+                limit: t.countlimit(),
+                used: t.count(),
+                free: t.free(),
+                requests: t.numallocs(),
+                fail: t.failures(),
+                sleep: t.sleeps(),
+                xdomain: t.xdomain(),
+            })
+            .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs() {
+        assert!(glob_match("dev*", "devbuf"));
+        assert!(glob_match("*buf", "devbuf"));
+        assert!(glob_match("d?vbuf", "devbuf"));
+        assert!(!glob_match("dev", "devbuf"));
+        assert!(glob_match("*", ""));
+        assert!(glob_match("a*b*c", "aXXbYYc"));
+        assert!(!glob_match("a*b*c", "aXXbYY"));
+    }
+
+    #[test]
+    fn humanized() {
+        assert_eq!(humanize(999, 1000, 5), "999");
+        assert_eq!(humanize(1500, 1000, 4), "1.5K");
+        assert_eq!(humanize(123_456, 1000, 5), "123K");
+        assert_eq!(humanize(1024, 1024, 6), "1024");
+        assert_eq!(humanize(10 * 1024 * 1024, 1024, 5), "10M");
+        assert_eq!(kib(0), 0);
+        assert_eq!(kib(1), 1);
+        assert_eq!(kib(1024), 1);
+        assert_eq!(kib(1025), 2);
+    }
+}

@@ -1,0 +1,200 @@
+//! Slab caches, the Linux analogue of UMA zones: read from
+//! `/sys/kernel/slab/<cache>/` (SLUB) or, failing that, `/proc/slabinfo`
+//! (`slabinfo - version: 2.x`).
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+
+/// Default SLUB sysfs directory.
+pub const DEFAULT_SLAB_DIR: &str = "/sys/kernel/slab";
+/// Default slabinfo file.
+pub const DEFAULT_SLABINFO: &str = "/proc/slabinfo";
+
+/// Where to read slab caches from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SlabSource {
+    /// The SLUB sysfs directory; tried first when set.
+    pub sys_dir: Option<PathBuf>,
+    /// The slabinfo file; used when `sys_dir` is unset or missing.
+    pub slabinfo: Option<PathBuf>,
+}
+
+impl Default for SlabSource {
+    fn default() -> Self {
+        SlabSource {
+            sys_dir: Some(PathBuf::from(DEFAULT_SLAB_DIR)),
+            slabinfo: Some(PathBuf::from(DEFAULT_SLABINFO)),
+        }
+    }
+}
+
+/// One slab cache's raw figures.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SlabCache {
+    /// Cache name (the sysfs directory name, e.g. `kmalloc-64` or `:0000024`).
+    pub name: String,
+    /// `object_size` / `<objsize>`.
+    pub object_size: u64,
+    /// `slab_size` (object plus metadata and alignment); `<objsize>` from slabinfo.
+    pub slab_size: u64,
+    /// `objects` / `<active_objs>`.
+    pub active_objs: u64,
+    /// `total_objects` / `<num_objs>`.
+    pub total_objs: u64,
+    /// `slabs` / `<num_slabs>`.
+    pub slabs: u64,
+    /// `objs_per_slab` / `<objperslab>`.
+    pub objs_per_slab: u64,
+    /// `order` (slabinfo: log2 of `<pagesperslab>`).
+    pub order: u64,
+    /// `aliases` (0 from slabinfo).
+    pub aliases: u64,
+    /// `alloc_fastpath + alloc_slowpath` when `CONFIG_SLUB_STATS` is on, else 0.
+    pub allocs: u64,
+    /// `free_fastpath + free_slowpath` when `CONFIG_SLUB_STATS` is on, else 0.
+    pub frees: u64,
+}
+
+/// Parse a SLUB sysfs value: the first token of lines such as `2548` or
+/// `2548 N0=2548 N1=0`.
+pub fn parse_sys_value(text: &str) -> Option<u64> {
+    text.split_whitespace().next()?.parse().ok()
+}
+
+fn read_value(dir: &Path, file: &str) -> Result<Option<u64>> {
+    let p = dir.join(file);
+    match fs::read_to_string(&p) {
+        Ok(t) => parse_sys_value(&t)
+            .map(Some)
+            .ok_or_else(|| Error::data(format!("{}: not a number: {:?}", p.display(), t.trim()))),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::from_io(p, e)),
+    }
+}
+
+/// Read one cache directory.
+pub fn read_sys_cache(dir: &Path, name: &str) -> Result<SlabCache> {
+    let need = |f: &str| -> Result<u64> {
+        read_value(dir, f)?.ok_or_else(|| Error::data(format!("{}: missing {f}", dir.display())))
+    };
+    let opt = |f: &str| -> Result<u64> { Ok(read_value(dir, f)?.unwrap_or(0)) };
+    let object_size = need("object_size")?;
+    Ok(SlabCache {
+        name: name.to_string(),
+        object_size,
+        slab_size: read_value(dir, "slab_size")?.unwrap_or(object_size),
+        active_objs: need("objects")?,
+        total_objs: need("total_objects")?,
+        slabs: opt("slabs")?,
+        objs_per_slab: opt("objs_per_slab")?,
+        order: opt("order")?,
+        aliases: opt("aliases")?,
+        allocs: opt("alloc_fastpath")?.saturating_add(opt("alloc_slowpath")?),
+        frees: opt("free_fastpath")?.saturating_add(opt("free_slowpath")?),
+    })
+}
+
+/// Read every cache under a SLUB sysfs directory. Symbolic links are
+/// aliases of merged caches and are skipped, so each cache appears once.
+/// Sorted by name.
+pub fn read_sys_dir(dir: &Path) -> Result<Vec<SlabCache>> {
+    let rd = fs::read_dir(dir).map_err(|e| Error::from_io(dir, e))?;
+    let mut out = Vec::new();
+    for ent in rd {
+        let ent = ent.map_err(|e| Error::from_io(dir, e))?;
+        let ft = ent.file_type().map_err(|e| Error::from_io(ent.path(), e))?;
+        if !ft.is_dir() {
+            continue;
+        }
+        let name = ent.file_name().to_string_lossy().into_owned();
+        out.push(read_sys_cache(&ent.path(), &name)?);
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(out)
+}
+
+/// Parse `/proc/slabinfo` text (versions 2.0 and 2.1). Sorted by name.
+pub fn parse_slabinfo(text: &str) -> Result<Vec<SlabCache>> {
+    let mut lines = text.lines();
+    let first = lines.next().ok_or_else(|| Error::data("slabinfo: empty"))?;
+    let version = first
+        .strip_prefix("slabinfo - version: ")
+        .ok_or_else(|| Error::data(format!("slabinfo: bad first line {first:?}")))?;
+    if !version.trim().starts_with("2.") {
+        return Err(Error::Version {
+            found: 0,
+            expected: 2,
+        });
+    }
+    let mut out = Vec::new();
+    for (n, line) in lines.enumerate() {
+        if line.starts_with('#') || line.trim().is_empty() {
+            continue;
+        }
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let num = |i: usize| -> Result<u64> {
+            f.get(i).and_then(|s| s.parse().ok()).ok_or_else(|| {
+                Error::data(format!(
+                    "slabinfo line {}: field {} missing or not a number",
+                    n + 2,
+                    i + 1
+                ))
+            })
+        };
+        let name = f
+            .first()
+            .ok_or_else(|| Error::data(format!("slabinfo line {}: empty", n + 2)))?;
+        let pages = num(5)?;
+        // ": slabdata <active_slabs> <num_slabs> <sharedavail>"
+        let slabs = f
+            .iter()
+            .position(|s| *s == "slabdata")
+            .and_then(|i| f.get(i + 2))
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
+        out.push(SlabCache {
+            name: (*name).to_string(),
+            active_objs: num(1)?,
+            total_objs: num(2)?,
+            object_size: num(3)?,
+            slab_size: num(3)?,
+            objs_per_slab: num(4)?,
+            order: if pages == 0 {
+                0
+            } else {
+                u64::from(pages.ilog2())
+            },
+            slabs,
+            aliases: 0,
+            allocs: 0,
+            frees: 0,
+        });
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(out)
+}
+
+/// Read caches from `src`: the sysfs directory if it exists, otherwise the
+/// slabinfo file.
+pub fn read_caches(src: &SlabSource) -> Result<Vec<SlabCache>> {
+    if let Some(d) = &src.sys_dir {
+        if d.is_dir() {
+            return read_sys_dir(d);
+        }
+    }
+    if let Some(p) = &src.slabinfo {
+        let text = fs::read_to_string(p).map_err(|e| Error::from_io(p, e))?;
+        return parse_slabinfo(&text);
+    }
+    let p = src
+        .sys_dir
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(DEFAULT_SLAB_DIR));
+    Err(Error::Io {
+        path: p,
+        source: io::Error::from(io::ErrorKind::NotFound),
+    })
+}

@@ -1,0 +1,228 @@
+//! The binary stream of `/proc/malloc_stats`, as laid out by
+//! `include/uapi/linux/malloc_type.h`: a 16-byte stream header, then for
+//! each type a 64-byte type header followed by `maxcpus` 64-byte per-CPU
+//! statistics records, all in native byte order (little-endian on the
+//! targets this is built for).
+//!
+//! [`parse_stream`] checks the header, the version and that the total length
+//! is exactly the length the header announces *before* it looks at any
+//! record or allocates anything proportional to the announced counts, so a
+//! hostile or truncated stream costs neither memory nor a panic.
+//! [`write_stream`] produces a stream from values (tests, fuzz seeds,
+//! `memstat --save`).
+
+use crate::error::{Error, Result};
+
+/// `MALLOC_TYPE_STREAM_VERSION`.
+pub const STREAM_VERSION: u32 = 1;
+/// `MALLOC_MAX_NAME`: bytes of a name in the stream, NUL included.
+pub const MAX_NAME: usize = 32;
+/// `sizeof(struct malloc_type_stream_header)`.
+pub const STREAM_HEADER_SIZE: usize = 16;
+/// `sizeof(struct malloc_type_header)`.
+pub const TYPE_HEADER_SIZE: usize = 64;
+/// `sizeof(struct malloc_type_stats)`.
+pub const STATS_SIZE: usize = 64;
+/// `MALLOC_TYPE_F_MODULE`: the type is defined in a loadable module.
+pub const FLAG_MODULE: u32 = 1;
+/// Largest `mtsh_maxcpus` accepted (Linux's `NR_CPUS` tops out at 8192;
+/// this leaves room and still bounds the work).
+pub const MAX_CPUS: u32 = 1 << 16;
+
+/// One CPU's counters of one type (`struct malloc_type_stats`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CpuStats {
+    /// `mts_memalloced`: bytes allocated on this CPU.
+    pub memalloced: u64,
+    /// `mts_memfreed`: bytes freed on this CPU.
+    pub memfreed: u64,
+    /// `mts_numallocs`: allocations on this CPU.
+    pub numallocs: u64,
+    /// `mts_numfrees`: frees on this CPU.
+    pub numfrees: u64,
+    /// `mts_size`: bitmask of the zindx values used.
+    pub size: u64,
+}
+
+/// One type of the stream: its header and its per-CPU records.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StreamType {
+    /// `mth_name`, up to the first NUL, decoded as lossy UTF-8.
+    pub name: String,
+    /// `mth_id`: the registration id.
+    pub id: u64,
+    /// `mth_zone`.
+    pub zone: u32,
+    /// `mth_flags` (`FLAG_*`).
+    pub flags: u32,
+    /// One record per CPU id, `maxcpus` of them.
+    pub stats: Vec<CpuStats>,
+}
+
+/// A parsed stream.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Stream {
+    /// `mtsh_maxcpus`.
+    pub maxcpus: u32,
+    /// The types, in stream order.
+    pub types: Vec<StreamType>,
+}
+
+fn u32_at(buf: &[u8], off: usize) -> Result<u32> {
+    let b = buf
+        .get(
+            off..off
+                .checked_add(4)
+                .ok_or_else(|| Error::data("offset overflow"))?,
+        )
+        .ok_or_else(|| Error::data("read past the end of the stream"))?;
+    let mut a = [0u8; 4];
+    a.copy_from_slice(b);
+    Ok(u32::from_ne_bytes(a))
+}
+
+fn u64_at(buf: &[u8], off: usize) -> Result<u64> {
+    let b = buf
+        .get(
+            off..off
+                .checked_add(8)
+                .ok_or_else(|| Error::data("offset overflow"))?,
+        )
+        .ok_or_else(|| Error::data("read past the end of the stream"))?;
+    let mut a = [0u8; 8];
+    a.copy_from_slice(b);
+    Ok(u64::from_ne_bytes(a))
+}
+
+/// The exact length of a stream of `count` types with `maxcpus` records
+/// each, or `None` if it does not fit in a `usize`.
+pub fn expected_len(count: u32, maxcpus: u32) -> Option<usize> {
+    let per_type = (maxcpus as usize)
+        .checked_mul(STATS_SIZE)?
+        .checked_add(TYPE_HEADER_SIZE)?;
+    (count as usize)
+        .checked_mul(per_type)?
+        .checked_add(STREAM_HEADER_SIZE)
+}
+
+/// Decode a NUL-terminated name field.
+fn parse_name(field: &[u8], index: u32) -> Result<String> {
+    let end = field.iter().position(|&b| b == 0).ok_or_else(|| {
+        Error::data(format!(
+            "type {index}: name is not NUL-terminated within {MAX_NAME} bytes"
+        ))
+    })?;
+    Ok(String::from_utf8_lossy(&field[..end]).into_owned())
+}
+
+/// Parse a whole stream.
+///
+/// Errors: [`Error::DataError`] for a short header, zero or too many CPUs,
+/// a length that is not exactly the announced one, or an unterminated name;
+/// [`Error::Version`] for a version other than [`STREAM_VERSION`].
+pub fn parse_stream(buf: &[u8]) -> Result<Stream> {
+    if buf.len() < STREAM_HEADER_SIZE {
+        return Err(Error::data(format!(
+            "stream is {} bytes, shorter than its {STREAM_HEADER_SIZE}-byte header",
+            buf.len()
+        )));
+    }
+    let version = u32_at(buf, 0)?;
+    if version != STREAM_VERSION {
+        return Err(Error::Version {
+            found: version,
+            expected: STREAM_VERSION,
+        });
+    }
+    let maxcpus = u32_at(buf, 4)?;
+    let count = u32_at(buf, 8)?;
+    if maxcpus == 0 {
+        return Err(Error::data("stream header announces zero CPUs"));
+    }
+    if maxcpus > MAX_CPUS {
+        return Err(Error::data(format!(
+            "stream header announces {maxcpus} CPUs, more than {MAX_CPUS}"
+        )));
+    }
+    let expected = expected_len(count, maxcpus).ok_or_else(|| {
+        Error::data(format!(
+            "stream header announces {count} types of {maxcpus} CPUs: length overflows"
+        ))
+    })?;
+    if buf.len() != expected {
+        return Err(Error::data(format!(
+            "stream is {} bytes, header announces {count} types of {maxcpus} CPUs = {expected} bytes",
+            buf.len()
+        )));
+    }
+    // From here on the buffer holds exactly `count` records of the right
+    // size, so allocations below are bounded by the input's length.
+    let mut types = Vec::new();
+    types
+        .try_reserve_exact(count as usize)
+        .map_err(|_| Error::NoMemory)?;
+    let per_type = TYPE_HEADER_SIZE + maxcpus as usize * STATS_SIZE;
+    for i in 0..count {
+        let base = STREAM_HEADER_SIZE + i as usize * per_type;
+        let name_field = buf
+            .get(base..base + MAX_NAME)
+            .ok_or_else(|| Error::data("read past the end of the stream"))?;
+        let name = parse_name(name_field, i)?;
+        let id = u64_at(buf, base + 32)?;
+        let zone = u32_at(buf, base + 40)?;
+        let flags = u32_at(buf, base + 44)?;
+        let mut stats = Vec::new();
+        stats
+            .try_reserve_exact(maxcpus as usize)
+            .map_err(|_| Error::NoMemory)?;
+        for cpu in 0..maxcpus as usize {
+            let off = base + TYPE_HEADER_SIZE + cpu * STATS_SIZE;
+            stats.push(CpuStats {
+                memalloced: u64_at(buf, off)?,
+                memfreed: u64_at(buf, off + 8)?,
+                numallocs: u64_at(buf, off + 16)?,
+                numfrees: u64_at(buf, off + 24)?,
+                size: u64_at(buf, off + 32)?,
+            });
+        }
+        types.push(StreamType {
+            name,
+            id,
+            zone,
+            flags,
+            stats,
+        });
+    }
+    Ok(Stream { maxcpus, types })
+}
+
+/// Write a stream of `types`, each with exactly `maxcpus` records: missing
+/// records are written as zeros and extra ones are dropped. Names longer
+/// than 31 bytes are truncated (at a byte boundary, as the kernel does).
+pub fn write_stream(maxcpus: u32, types: &[StreamType]) -> Vec<u8> {
+    let count = u32::try_from(types.len()).unwrap_or(u32::MAX);
+    let mut out = Vec::with_capacity(expected_len(count, maxcpus).unwrap_or(0));
+    out.extend_from_slice(&STREAM_VERSION.to_ne_bytes());
+    out.extend_from_slice(&maxcpus.to_ne_bytes());
+    out.extend_from_slice(&count.to_ne_bytes());
+    out.extend_from_slice(&0u32.to_ne_bytes());
+    for t in types.iter().take(count as usize) {
+        let mut name = [0u8; MAX_NAME];
+        let bytes = t.name.as_bytes();
+        let n = bytes.len().min(MAX_NAME - 1);
+        name[..n].copy_from_slice(&bytes[..n]);
+        out.extend_from_slice(&name);
+        out.extend_from_slice(&t.id.to_ne_bytes());
+        out.extend_from_slice(&t.zone.to_ne_bytes());
+        out.extend_from_slice(&t.flags.to_ne_bytes());
+        out.extend_from_slice(&[0u8; 16]);
+        for cpu in 0..maxcpus as usize {
+            let s = t.stats.get(cpu).copied().unwrap_or_default();
+            for v in [s.memalloced, s.memfreed, s.numallocs, s.numfrees, s.size] {
+                out.extend_from_slice(&v.to_ne_bytes());
+            }
+            out.extend_from_slice(&[0u8; 24]);
+        }
+    }
+    out
+}

@@ -1,0 +1,364 @@
+//! dtmalloc tracepoints read through tracefs: parsing `trace_pipe` lines,
+//! the `dtmalloc-top` catalogue, and the dwatch knobs.
+//!
+//! A `dtmalloc:malloc` / `dtmalloc:free` line looks like
+//!
+//! ```text
+//!           insmod-123     [001] .....   12.345678: malloc: probe=foo_bar size=4096 zindx=12 name="foo bar"
+//! ```
+//!
+//! The task name may contain spaces and dashes, so the line is parsed from
+//! the CPU column `[NNN]` outward: the token before it ends in `-PID`
+//! (optionally followed by a `(TGID)` column), and after it come the
+//! optional irq-flags column, the `SECONDS.MICROS:` timestamp, the event
+//! name and its fields.
+
+use std::collections::HashMap;
+use std::fmt;
+
+/// Which probe fired.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Probe {
+    /// `dtmalloc:malloc`.
+    Malloc,
+    /// `dtmalloc:free`.
+    Free,
+}
+
+impl Probe {
+    /// `malloc` or `free`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Probe::Malloc => "malloc",
+            Probe::Free => "free",
+        }
+    }
+}
+
+/// One parsed dtmalloc event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Event {
+    /// Task name.
+    pub comm: String,
+    /// Process (thread) id.
+    pub pid: u32,
+    /// CPU the event fired on.
+    pub cpu: u32,
+    /// Trace timestamp as printed (seconds with fraction).
+    pub timestamp: String,
+    /// Which probe.
+    pub probe: Probe,
+    /// Probe name of the type (white space replaced by `_`).
+    pub type_probe: String,
+    /// Type name.
+    pub name: String,
+    /// Accounted bytes.
+    pub size: u64,
+    /// Size class index (-1: no kmalloc cache; 0 on free).
+    pub zindx: i32,
+}
+
+/// A line of `trace_pipe`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Record {
+    /// A dtmalloc event.
+    Event(Event),
+    /// `CPU:N [LOST M EVENTS]`: the ring buffer overflowed.
+    Lost {
+        /// CPU.
+        cpu: u32,
+        /// Events lost.
+        count: u64,
+    },
+}
+
+/// Why a line could not be parsed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseError {
+    /// What was wrong.
+    pub reason: &'static str,
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "unrecognised trace line: {}", self.reason)
+    }
+}
+
+impl std::error::Error for ParseError {}
+
+fn err(reason: &'static str) -> ParseError {
+    ParseError { reason }
+}
+
+fn all_digits(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// Parse `CPU:N [LOST M EVENTS]`.
+fn parse_lost(line: &str) -> Option<Record> {
+    let rest = line.trim().strip_prefix("CPU:")?;
+    let (cpu, rest) = rest.split_once(' ')?;
+    let count = rest
+        .trim()
+        .strip_prefix("[LOST ")?
+        .strip_suffix(" EVENTS]")?;
+    Some(Record::Lost {
+        cpu: cpu.parse().ok()?,
+        count: count.parse().ok()?,
+    })
+}
+
+/// Split the head `comm-pid [(tgid)]` at the end of `head`.
+fn parse_task(head: &str) -> Option<(String, u32)> {
+    let mut head = head.trim_end();
+    // Optional "(  123)" or "(-------)" TGID column.
+    if head.ends_with(')') {
+        let open = head.rfind('(')?;
+        let inner = head[open + 1..head.len() - 1].trim();
+        if all_digits(inner) || inner.bytes().all(|b| b == b'-') {
+            head = head[..open].trim_end();
+        }
+    }
+    let dash = head.rfind('-')?;
+    let pid = &head[dash + 1..];
+    if !all_digits(pid) {
+        return None;
+    }
+    let comm = head[..dash].trim_start();
+    Some((comm.to_string(), pid.parse().ok()?))
+}
+
+/// Parse what follows the `[CPU]` column.
+fn parse_tail(tail: &str) -> Result<(String, Probe, &str), ParseError> {
+    let mut rest = tail.trim_start();
+    // Optional flags column: a token that is not the timestamp.
+    let (tok, after) = rest.split_once(' ').ok_or(err("no timestamp"))?;
+    let is_ts = |t: &str| {
+        t.strip_suffix(':')
+            .map(|n| {
+                let (a, b) = n.split_once('.').unwrap_or((n, "0"));
+                all_digits(a) && all_digits(b)
+            })
+            .unwrap_or(false)
+    };
+    if !is_ts(tok) {
+        rest = after.trim_start();
+    }
+    let (ts, after) = rest.split_once(' ').ok_or(err("no timestamp"))?;
+    if !is_ts(ts) {
+        return Err(err("bad timestamp"));
+    }
+    let ts = ts.trim_end_matches(':').to_string();
+    let after = after.trim_start();
+    let (ev, fields) = if let Some(f) = after.strip_prefix("malloc: ") {
+        (Probe::Malloc, f)
+    } else if let Some(f) = after.strip_prefix("free: ") {
+        (Probe::Free, f)
+    } else {
+        return Err(err("not a dtmalloc event"));
+    };
+    Ok((ts, ev, fields))
+}
+
+/// Parse `probe=P size=S zindx=Z name="N"`.
+fn parse_fields(fields: &str) -> Result<(String, u64, i32, String), ParseError> {
+    let rest = fields.strip_prefix("probe=").ok_or(err("no probe field"))?;
+    let (probe, rest) = rest.split_once(' ').ok_or(err("no size field"))?;
+    let rest = rest.strip_prefix("size=").ok_or(err("no size field"))?;
+    let (size, rest) = rest.split_once(' ').ok_or(err("no zindx field"))?;
+    let size: u64 = size.parse().map_err(|_| err("bad size"))?;
+    let rest = rest.strip_prefix("zindx=").ok_or(err("no zindx field"))?;
+    let (zindx, rest) = rest.split_once(' ').ok_or(err("no name field"))?;
+    let zindx: i32 = zindx.parse().map_err(|_| err("bad zindx"))?;
+    let name = rest
+        .strip_prefix("name=\"")
+        .and_then(|r| r.trim_end().strip_suffix('"'))
+        .ok_or(err("bad name field"))?;
+    Ok((probe.to_string(), size, zindx, name.to_string()))
+}
+
+/// Parse one `trace_pipe` line.
+pub fn parse_line(line: &str) -> Result<Record, ParseError> {
+    let line = line.trim_end_matches(['\n', '\r']);
+    if let Some(r) = parse_lost(line) {
+        return Ok(r);
+    }
+    // Try every "[digits]" in order; the first that has "comm-pid" before
+    // it and a well-formed event after it wins.
+    let bytes = line.as_bytes();
+    let mut last = err("no CPU column");
+    let mut i = 0;
+    while let Some(off) = line[i..].find('[') {
+        let open = i + off;
+        i = open + 1;
+        let Some(close_off) = line[open..].find(']') else {
+            break;
+        };
+        let close = open + close_off;
+        let cpu = &line[open + 1..close];
+        if !all_digits(cpu) || open == 0 || bytes[open - 1] != b' ' {
+            continue;
+        }
+        let Some((comm, pid)) = parse_task(&line[..open]) else {
+            last = err("no task-pid before the CPU column");
+            continue;
+        };
+        match parse_tail(&line[close + 1..]).and_then(|(ts, p, f)| Ok((ts, p, parse_fields(f)?))) {
+            Ok((timestamp, probe, (type_probe, size, zindx, name))) => {
+                return Ok(Record::Event(Event {
+                    comm,
+                    pid,
+                    cpu: cpu.parse().map_err(|_| err("bad CPU"))?,
+                    timestamp,
+                    probe,
+                    type_probe,
+                    name,
+                    size,
+                    zindx,
+                }));
+            }
+            Err(e) => last = e,
+        }
+    }
+    Err(last)
+}
+
+/// The dwatch event line: `TIME COMM[PID]: malloc(9) type NAME N bytes`.
+pub fn format_event(e: &Event) -> String {
+    format!(
+        "{} {}[{}]: {}(9) type {} {} byte{}",
+        e.timestamp,
+        e.comm,
+        e.pid,
+        e.probe.as_str(),
+        e.type_probe,
+        e.size,
+        if e.size == 1 { "" } else { "s" }
+    )
+}
+
+/// The default of `DWATCH_MALLOC_MIN`.
+pub const DEFAULT_MALLOC_MIN: u64 = 65536;
+
+/// Validate `DWATCH_MALLOC_MIN` as dwatch does: unset or empty → 65536;
+/// anything but digits → error.
+pub fn malloc_min_from_env(v: Option<&str>) -> Result<u64, String> {
+    match v {
+        None | Some("") => Ok(DEFAULT_MALLOC_MIN),
+        Some(s) if all_digits(s) => s
+            .parse()
+            .map_err(|_| "DWATCH_MALLOC_MIN must be a number".to_string()),
+        Some(_) => Err("DWATCH_MALLOC_MIN must be a number".to_string()),
+    }
+}
+
+/// Whether `name` can be put in a filter as a probe name.
+pub fn valid_probe_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() < 64
+        && !name
+            .chars()
+            .any(|c| c.is_whitespace() || c == '"' || c == '\\' || c.is_control())
+}
+
+/// The tracefs filter: `size >= MIN` and, for one type, `probe == "NAME"`.
+pub fn filter_string(min: u64, probe: Option<&str>) -> String {
+    match (min, probe) {
+        (0, None) => "0".to_string(),
+        (0, Some(p)) => format!("probe == \"{p}\""),
+        (m, None) => format!("size >= {m}"),
+        (m, Some(p)) => format!("size >= {m} && probe == \"{p}\""),
+    }
+}
+
+/// One row of the `dtmalloc-top` catalogue.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TopRow {
+    /// Probe name of the type.
+    pub probe: String,
+    /// Net bytes: allocated minus freed since the watch began.
+    pub net: i64,
+    /// Outstanding allocations: +1 per malloc of a positive size, -1 per
+    /// free or zero-size malloc.
+    pub balance: i64,
+}
+
+/// The cumulative `dtmalloc-top` aggregation.
+#[derive(Debug, Clone, Default)]
+pub struct Top {
+    rows: HashMap<String, (i64, i64)>,
+    events: u64,
+    lost: u64,
+}
+
+impl Top {
+    /// Empty catalogue.
+    pub fn new() -> Top {
+        Top::default()
+    }
+    /// Account one record.
+    pub fn add(&mut self, r: &Record) {
+        match r {
+            Record::Lost { count, .. } => self.lost = self.lost.saturating_add(*count),
+            Record::Event(e) => {
+                self.events += 1;
+                let size = i64::try_from(e.size).unwrap_or(i64::MAX);
+                let delta = match e.probe {
+                    Probe::Malloc => size,
+                    Probe::Free => -size,
+                };
+                let ent = self.rows.entry(e.type_probe.clone()).or_insert((0, 0));
+                ent.0 = ent.0.saturating_add(delta);
+                ent.1 = ent.1.saturating_add(if delta > 0 { 1 } else { -1 });
+            }
+        }
+    }
+    /// Events seen.
+    pub fn events(&self) -> u64 {
+        self.events
+    }
+    /// Events reported lost by `LOST EVENTS` lines.
+    pub fn lost(&self) -> u64 {
+        self.lost
+    }
+    /// Rows sorted by net bytes, largest first (ties by name).
+    pub fn rows(&self) -> Vec<TopRow> {
+        let mut v: Vec<TopRow> = self
+            .rows
+            .iter()
+            .map(|(k, (n, b))| TopRow {
+                probe: k.clone(),
+                net: *n,
+                balance: *b,
+            })
+            .collect();
+        v.sort_by(|a, b| b.net.cmp(&a.net).then_with(|| a.probe.cmp(&b.probe)));
+        v
+    }
+    /// The table: `"%14s %10s %s"` header and rows.
+    pub fn table(&self) -> String {
+        let mut s = format!("{:>14} {:>10} {}\n", "NET(B)", "BALANCE", "TYPE");
+        for r in self.rows() {
+            s.push_str(&format!("{:>14} {:>10} {}\n", r.net, r.balance, r.probe));
+        }
+        s
+    }
+}
+
+/// Sum `overrun` and `dropped events` of a `per_cpu/cpuN/stats` file.
+pub fn parse_cpu_stats(text: &str) -> (u64, u64) {
+    let mut overrun = 0;
+    let mut dropped = 0;
+    for line in text.lines() {
+        if let Some((k, v)) = line.split_once(':') {
+            let v: u64 = v.trim().parse().unwrap_or(0);
+            match k.trim() {
+                "overrun" => overrun += v,
+                "dropped events" => dropped += v,
+                _ => {}
+            }
+        }
+    }
+    (overrun, dropped)
+}

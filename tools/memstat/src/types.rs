@@ -1,0 +1,678 @@
+//! Memory types and lists of them: `struct memory_type` and
+//! `struct memory_type_list` of libmemstat(3).
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::slab::{self, SlabCache, SlabSource};
+use crate::stream::{self, Stream, StreamType};
+use crate::zones::ZoneSizes;
+
+/// `MEMSTAT_MAXCALLER`: caller-owned slots of each kind.
+pub const MAXCALLER: usize = 16;
+/// `MEMTYPE_MAXNAME`.
+pub const MAXNAME: usize = 32;
+/// Where the kernel serves the malloc type stream.
+pub const DEFAULT_PROC_PATH: &str = "/proc/malloc_stats";
+
+/// The allocator that owns a memory type (`ALLOCATOR_MALLOC`, `ALLOCATOR_UMA`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Allocator {
+    /// A malloc type (`/proc/malloc_stats`).
+    Malloc,
+    /// A slab cache (`/sys/kernel/slab`, `/proc/slabinfo`), the analogue of
+    /// a UMA zone.
+    Slab,
+}
+
+/// Allocator argument of [`MemoryTypeList::find`] (`ALLOCATOR_ANY` included).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AllocatorFilter {
+    /// Malloc types only.
+    Malloc,
+    /// Slab caches only.
+    Slab,
+    /// Either.
+    Any,
+}
+
+impl AllocatorFilter {
+    /// Whether `a` passes.
+    pub fn matches(self, a: Allocator) -> bool {
+        matches!(
+            (self, a),
+            (AllocatorFilter::Any, _)
+                | (AllocatorFilter::Malloc, Allocator::Malloc)
+                | (AllocatorFilter::Slab, Allocator::Slab)
+        )
+    }
+}
+
+impl From<Allocator> for AllocatorFilter {
+    fn from(a: Allocator) -> Self {
+        match a {
+            Allocator::Malloc => AllocatorFilter::Malloc,
+            Allocator::Slab => AllocatorFilter::Slab,
+        }
+    }
+}
+
+/// Caller-owned storage: 16 pointer-sized values and 16 `u64`s.
+///
+/// libmemstat stores `void *`; here the "pointer" slots are plain `usize`
+/// values (an index into the caller's own table, an address, a handle), so
+/// that a [`MemoryType`] stays `Clone + Send + Sync` and needs no `unsafe`.
+/// All slots start at 0 and keep their values across updates.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CallerFields {
+    pointers: [usize; MAXCALLER],
+    uint64: [u64; MAXCALLER],
+}
+
+fn range(what: &'static str, index: usize, limit: usize) -> Error {
+    Error::OutOfRange { what, index, limit }
+}
+
+impl CallerFields {
+    /// `memstat_get_caller_pointer`.
+    pub fn pointer(&self, i: usize) -> Option<usize> {
+        self.pointers.get(i).copied()
+    }
+    /// `memstat_set_caller_pointer`.
+    pub fn set_pointer(&mut self, i: usize, v: usize) -> Result<()> {
+        let slot = self
+            .pointers
+            .get_mut(i)
+            .ok_or_else(|| range("caller pointer", i, MAXCALLER))?;
+        *slot = v;
+        Ok(())
+    }
+    /// `memstat_get_caller_uint64`.
+    pub fn uint64(&self, i: usize) -> Option<u64> {
+        self.uint64.get(i).copied()
+    }
+    /// `memstat_set_caller_uint64`.
+    pub fn set_uint64(&mut self, i: usize, v: u64) -> Result<()> {
+        let slot = self
+            .uint64
+            .get_mut(i)
+            .ok_or_else(|| range("caller uint64", i, MAXCALLER))?;
+        *slot = v;
+        Ok(())
+    }
+}
+
+/// Per-CPU statistics of a memory type (`mt_percpu_alloc_s` plus the
+/// cache's `mtp_free`) and the per-CPU caller fields.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PerCpu {
+    /// Bytes allocated on the CPU.
+    pub memalloced: u64,
+    /// Bytes freed on the CPU.
+    pub memfreed: u64,
+    /// Allocations on the CPU.
+    pub numallocs: u64,
+    /// Frees on the CPU.
+    pub numfrees: u64,
+    /// Size classes used on the CPU.
+    pub sizemask: u64,
+    /// Free items in the CPU's cache (always 0 here).
+    pub free: u64,
+    /// Caller-owned per-CPU fields.
+    pub caller: CallerFields,
+}
+
+/// Slab-cache details that have no libmemstat accessor.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SlabDetails {
+    /// Slabs allocated.
+    pub slabs: u64,
+    /// Objects per slab.
+    pub objs_per_slab: u64,
+    /// Page order of a slab.
+    pub order: u64,
+    /// Number of caches merged into this one (`aliases`).
+    pub aliases: u64,
+}
+
+/// One memory type: a malloc type or a slab cache.
+///
+/// Library-owned fields are replaced on every update; caller-owned fields
+/// ([`MemoryType::caller`], and those of each [`PerCpu`]) are kept.
+#[derive(Debug, Clone, Default)]
+pub struct MemoryType {
+    allocator: Option<Allocator>,
+    name: String,
+    id: u64,
+    zone: u32,
+    flags: u32,
+    countlimit: u64,
+    byteslimit: u64,
+    sizemask: u64,
+    size: u64,
+    rsize: u64,
+    memalloced: u64,
+    memfreed: u64,
+    numallocs: u64,
+    numfrees: u64,
+    bytes: u64,
+    count: u64,
+    free: u64,
+    failures: u64,
+    sleeps: u64,
+    xdomain: u64,
+    zonefree: u64,
+    kegfree: u64,
+    percpu: Vec<PerCpu>,
+    slab: Option<SlabDetails>,
+    caller: CallerFields,
+    generation: u64,
+}
+
+macro_rules! getters {
+    ($($(#[$m:meta])* $f:ident),* $(,)?) => {
+        $( $(#[$m])* pub fn $f(&self) -> u64 { self.$f } )*
+    };
+}
+
+impl MemoryType {
+    /// `memstat_get_allocator`.
+    pub fn allocator(&self) -> Allocator {
+        self.allocator.unwrap_or(Allocator::Malloc)
+    }
+    /// `memstat_get_name`.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    /// The name as a dtmalloc probe: every white-space character replaced by `_`.
+    pub fn probe_name(&self) -> String {
+        probe_name(&self.name)
+    }
+    /// Registration id of a malloc type (0 for a slab cache).
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+    /// The malloc type's zone (`mti_zone`); 0 for a slab cache.
+    pub fn zone(&self) -> u32 {
+        self.zone
+    }
+    /// `MALLOC_TYPE_F_*` flags of a malloc type.
+    pub fn flags(&self) -> u32 {
+        self.flags
+    }
+    /// Whether the malloc type is defined in a loadable module.
+    pub fn is_module(&self) -> bool {
+        self.flags & stream::FLAG_MODULE != 0
+    }
+    getters!(
+        /// `memstat_get_countlimit`: 0, there are no limits here.
+        countlimit,
+        /// `memstat_get_byteslimit`: 0, there are no limits here.
+        byteslimit,
+        /// `memstat_get_sizemask`: zones used (malloc).
+        sizemask,
+        /// `memstat_get_size`: object size (slab).
+        size,
+        /// `memstat_get_rsize`: object size with metadata and alignment (slab).
+        rsize,
+        /// `memstat_get_memalloced`.
+        memalloced,
+        /// `memstat_get_memfreed`.
+        memfreed,
+        /// `memstat_get_numallocs`.
+        numallocs,
+        /// `memstat_get_numfrees`.
+        numfrees,
+        /// `memstat_get_bytes`: bytes in use, clamped at 0.
+        bytes,
+        /// `memstat_get_count`: items in use, clamped at 0.
+        count,
+        /// `memstat_get_free`: free items cached (slab: allocated objects not in use).
+        free,
+        /// `memstat_get_failures` (0: not counted).
+        failures,
+        /// `memstat_get_sleeps` (0: not counted).
+        sleeps,
+        /// `memstat_get_xdomain` (0: not counted).
+        xdomain,
+        /// `memstat_get_zonefree`.
+        zonefree,
+        /// `memstat_get_kegfree`.
+        kegfree,
+    );
+
+    /// Number of per-CPU records (`mtsh_maxcpus` for malloc types, 0 for
+    /// slab caches).
+    pub fn maxcpus(&self) -> usize {
+        self.percpu.len()
+    }
+    /// All per-CPU records.
+    pub fn percpu(&self) -> &[PerCpu] {
+        &self.percpu
+    }
+    fn cpu(&self, cpu: usize) -> Result<&PerCpu> {
+        self.percpu
+            .get(cpu)
+            .ok_or_else(|| range("cpu", cpu, self.percpu.len()))
+    }
+    fn cpu_mut(&mut self, cpu: usize) -> Result<&mut PerCpu> {
+        let n = self.percpu.len();
+        self.percpu.get_mut(cpu).ok_or_else(|| range("cpu", cpu, n))
+    }
+    /// `memstat_get_percpu_memalloced`.
+    pub fn percpu_memalloced(&self, cpu: usize) -> Result<u64> {
+        self.cpu(cpu).map(|c| c.memalloced)
+    }
+    /// `memstat_get_percpu_memfreed`.
+    pub fn percpu_memfreed(&self, cpu: usize) -> Result<u64> {
+        self.cpu(cpu).map(|c| c.memfreed)
+    }
+    /// `memstat_get_percpu_numallocs`.
+    pub fn percpu_numallocs(&self, cpu: usize) -> Result<u64> {
+        self.cpu(cpu).map(|c| c.numallocs)
+    }
+    /// `memstat_get_percpu_numfrees`.
+    pub fn percpu_numfrees(&self, cpu: usize) -> Result<u64> {
+        self.cpu(cpu).map(|c| c.numfrees)
+    }
+    /// `memstat_get_percpu_sizemask`.
+    pub fn percpu_sizemask(&self, cpu: usize) -> Result<u64> {
+        self.cpu(cpu).map(|c| c.sizemask)
+    }
+    /// `memstat_get_percpu_free`.
+    pub fn percpu_free(&self, cpu: usize) -> Result<u64> {
+        self.cpu(cpu).map(|c| c.free)
+    }
+    /// Global caller-owned fields.
+    pub fn caller(&self) -> &CallerFields {
+        &self.caller
+    }
+    /// Global caller-owned fields, writable.
+    pub fn caller_mut(&mut self) -> &mut CallerFields {
+        &mut self.caller
+    }
+    /// `memstat_get_caller_pointer`.
+    pub fn caller_pointer(&self, i: usize) -> Option<usize> {
+        self.caller.pointer(i)
+    }
+    /// `memstat_set_caller_pointer`.
+    pub fn set_caller_pointer(&mut self, i: usize, v: usize) -> Result<()> {
+        self.caller.set_pointer(i, v)
+    }
+    /// `memstat_get_caller_uint64`.
+    pub fn caller_uint64(&self, i: usize) -> Option<u64> {
+        self.caller.uint64(i)
+    }
+    /// `memstat_set_caller_uint64`.
+    pub fn set_caller_uint64(&mut self, i: usize, v: u64) -> Result<()> {
+        self.caller.set_uint64(i, v)
+    }
+    /// `memstat_get_percpu_caller_pointer`.
+    pub fn percpu_caller_pointer(&self, cpu: usize, i: usize) -> Result<usize> {
+        self.cpu(cpu)?
+            .caller
+            .pointer(i)
+            .ok_or_else(|| range("caller pointer", i, MAXCALLER))
+    }
+    /// `memstat_set_percpu_caller_pointer`.
+    pub fn set_percpu_caller_pointer(&mut self, cpu: usize, i: usize, v: usize) -> Result<()> {
+        self.cpu_mut(cpu)?.caller.set_pointer(i, v)
+    }
+    /// `memstat_get_percpu_caller_uint64`.
+    pub fn percpu_caller_uint64(&self, cpu: usize, i: usize) -> Result<u64> {
+        self.cpu(cpu)?
+            .caller
+            .uint64(i)
+            .ok_or_else(|| range("caller uint64", i, MAXCALLER))
+    }
+    /// `memstat_set_percpu_caller_uint64`.
+    pub fn set_percpu_caller_uint64(&mut self, cpu: usize, i: usize, v: u64) -> Result<()> {
+        self.cpu_mut(cpu)?.caller.set_uint64(i, v)
+    }
+    /// Slab-cache details (slab caches only).
+    pub fn slab_details(&self) -> Option<&SlabDetails> {
+        self.slab.as_ref()
+    }
+
+    /// `_memstat_mt_reset_stats`: zero every library-owned field and resize
+    /// the per-CPU array to `maxcpus`, keeping caller-owned fields (new CPU
+    /// slots start with zeroed caller fields).
+    fn reset_stats(&mut self, maxcpus: usize) {
+        let caller = self.caller;
+        let mut percpu = std::mem::take(&mut self.percpu);
+        percpu.resize_with(maxcpus, PerCpu::default);
+        for p in &mut percpu {
+            *p = PerCpu {
+                caller: p.caller,
+                ..PerCpu::default()
+            };
+        }
+        let allocator = self.allocator;
+        let name = std::mem::take(&mut self.name);
+        *self = MemoryType {
+            allocator,
+            name,
+            caller,
+            percpu,
+            generation: self.generation,
+            ..MemoryType::default()
+        };
+    }
+
+    /// Fill from one type of a malloc stream.
+    fn load_malloc(&mut self, t: &StreamType) {
+        self.reset_stats(t.stats.len());
+        self.name = t.name.clone();
+        self.id = t.id;
+        self.zone = t.zone;
+        self.flags = t.flags;
+        for (p, s) in self.percpu.iter_mut().zip(&t.stats) {
+            p.memalloced = s.memalloced;
+            p.memfreed = s.memfreed;
+            p.numallocs = s.numallocs;
+            p.numfrees = s.numfrees;
+            p.sizemask = s.size;
+            self.memalloced = self.memalloced.wrapping_add(s.memalloced);
+            self.memfreed = self.memfreed.wrapping_add(s.memfreed);
+            self.numallocs = self.numallocs.wrapping_add(s.numallocs);
+            self.numfrees = self.numfrees.wrapping_add(s.numfrees);
+            self.sizemask |= s.size;
+        }
+        // Racy per-CPU sums can make these negative: approximate with 0,
+        // as the kernel's own text export does (libmemstat wraps instead).
+        self.bytes = self.memalloced.saturating_sub(self.memfreed);
+        self.count = self.numallocs.saturating_sub(self.numfrees);
+    }
+
+    /// Fill from a slab cache.
+    fn load_slab(&mut self, c: &SlabCache) {
+        self.reset_stats(0);
+        self.name = c.name.clone();
+        self.size = c.object_size;
+        self.rsize = c.slab_size;
+        self.count = c.active_objs;
+        self.free = c.total_objs.saturating_sub(c.active_objs);
+        self.zonefree = self.free;
+        self.bytes = c.active_objs.saturating_mul(c.object_size);
+        self.numallocs = c.allocs;
+        self.numfrees = c.frees;
+        self.memalloced = c.allocs.saturating_mul(c.object_size);
+        self.memfreed = c.frees.saturating_mul(c.object_size);
+        self.slab = Some(SlabDetails {
+            slabs: c.slabs,
+            objs_per_slab: c.objs_per_slab,
+            order: c.order,
+            aliases: c.aliases,
+        });
+    }
+
+    /// A malloc type built straight from stream values (no list).
+    pub fn from_stream_type(t: &StreamType) -> MemoryType {
+        let mut mt = MemoryType {
+            allocator: Some(Allocator::Malloc),
+            ..MemoryType::default()
+        };
+        mt.load_malloc(t);
+        mt
+    }
+
+    /// The stream record of this malloc type (for saving snapshots).
+    pub fn to_stream_type(&self) -> StreamType {
+        StreamType {
+            name: self.name.clone(),
+            id: self.id,
+            zone: self.zone,
+            flags: self.flags,
+            stats: self
+                .percpu
+                .iter()
+                .map(|p| stream::CpuStats {
+                    memalloced: p.memalloced,
+                    memfreed: p.memfreed,
+                    numallocs: p.numallocs,
+                    numfrees: p.numfrees,
+                    size: p.sizemask,
+                })
+                .collect(),
+        }
+    }
+}
+
+/// A dtmalloc probe name: `name` with every white-space character replaced by `_`.
+pub fn probe_name(name: &str) -> String {
+    name.chars()
+        .map(|c| if c.is_whitespace() { '_' } else { c })
+        .collect()
+}
+
+/// A list of memory types (`struct memory_type_list`).
+///
+/// Updating the list from a source updates existing entries in place (their
+/// caller-owned fields survive), appends new ones in source order, and —
+/// unlike libmemstat, whose manual lists this under BUGS — **removes**
+/// entries of that allocator that the source no longer presents (an
+/// unloaded module's malloc types, a destroyed slab cache).
+///
+/// Malloc types are identified by their registration id (names need not be
+/// unique); slab caches by name.
+#[derive(Debug, Clone, Default)]
+pub struct MemoryTypeList {
+    types: Vec<MemoryType>,
+    error: Option<ErrorKind>,
+    zones: ZoneSizes,
+    maxcpus: u32,
+    generation: u64,
+}
+
+impl MemoryTypeList {
+    /// `memstat_mtl_alloc`: an empty list, zone sizes defaulted.
+    pub fn new() -> MemoryTypeList {
+        MemoryTypeList::default()
+    }
+
+    /// Iterate in list order (`memstat_mtl_first` / `memstat_mtl_next`).
+    pub fn iter(&self) -> std::slice::Iter<'_, MemoryType> {
+        self.types.iter()
+    }
+    /// Iterate mutably (caller fields).
+    pub fn iter_mut(&mut self) -> std::slice::IterMut<'_, MemoryType> {
+        self.types.iter_mut()
+    }
+    /// `memstat_mtl_first`.
+    pub fn first(&self) -> Option<&MemoryType> {
+        self.types.first()
+    }
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.types.len()
+    }
+    /// Whether the list is empty.
+    pub fn is_empty(&self) -> bool {
+        self.types.is_empty()
+    }
+    /// Drop every entry (`_memstat_mtl_empty`).
+    pub fn clear(&mut self) {
+        self.types.clear();
+    }
+    /// `memstat_mtl_find`: the first entry of `allocator` named `name`.
+    pub fn find(&self, allocator: AllocatorFilter, name: &str) -> Option<&MemoryType> {
+        self.types
+            .iter()
+            .find(|t| allocator.matches(t.allocator()) && t.name == name)
+    }
+    /// Mutable [`MemoryTypeList::find`].
+    pub fn find_mut(&mut self, allocator: AllocatorFilter, name: &str) -> Option<&mut MemoryType> {
+        self.types
+            .iter_mut()
+            .find(|t| allocator.matches(t.allocator()) && t.name == name)
+    }
+    /// The malloc type with registration id `id`.
+    pub fn find_id(&self, id: u64) -> Option<&MemoryType> {
+        self.types
+            .iter()
+            .find(|t| t.allocator() == Allocator::Malloc && t.id == id)
+    }
+    /// Mutable [`MemoryTypeList::find_id`].
+    pub fn find_id_mut(&mut self, id: u64) -> Option<&mut MemoryType> {
+        self.types
+            .iter_mut()
+            .find(|t| t.allocator() == Allocator::Malloc && t.id == id)
+    }
+    /// `memstat_mtl_geterror`: the class of the last failed update.
+    pub fn error(&self) -> Option<ErrorKind> {
+        self.error
+    }
+    /// The zone size table used for malloc types.
+    pub fn zones(&self) -> &ZoneSizes {
+        &self.zones
+    }
+    /// Replace the zone size table.
+    pub fn set_zones(&mut self, zones: ZoneSizes) {
+        self.zones = zones;
+    }
+    /// `mtsh_maxcpus` of the last malloc stream read.
+    pub fn maxcpus(&self) -> u32 {
+        self.maxcpus
+    }
+
+    fn record<T>(&mut self, r: Result<T>) -> Result<T> {
+        match &r {
+            Ok(_) => self.error = None,
+            Err(e) => self.error = Some(e.kind()),
+        }
+        r
+    }
+
+    /// Merge `items` of `allocator` into the list. `key` tells whether an
+    /// existing entry is the same object as an item; `load` refreshes it.
+    fn merge<I>(
+        &mut self,
+        allocator: Allocator,
+        items: &[I],
+        key: impl Fn(&MemoryType, &I) -> bool,
+        load: impl Fn(&mut MemoryType, &I),
+    ) {
+        self.generation = self.generation.wrapping_add(1);
+        let gen = self.generation;
+        for item in items {
+            let pos = self
+                .types
+                .iter()
+                .position(|t| t.allocator() == allocator && t.generation != gen && key(t, item));
+            match pos {
+                Some(i) => {
+                    let t = &mut self.types[i];
+                    load(t, item);
+                    t.generation = gen;
+                }
+                None => {
+                    let mut t = MemoryType {
+                        allocator: Some(allocator),
+                        ..MemoryType::default()
+                    };
+                    load(&mut t, item);
+                    t.allocator = Some(allocator);
+                    t.generation = gen;
+                    self.types.push(t);
+                }
+            }
+        }
+        self.types
+            .retain(|t| t.allocator() != allocator || t.generation == gen);
+    }
+
+    /// Update the malloc types from a parsed stream.
+    pub fn update_malloc_stream(&mut self, s: &Stream) {
+        self.maxcpus = s.maxcpus;
+        self.merge(
+            Allocator::Malloc,
+            &s.types,
+            |t, st| t.id == st.id && t.name == st.name,
+            |t, st| {
+                t.load_malloc(st);
+                t.allocator = Some(Allocator::Malloc);
+            },
+        );
+    }
+
+    /// Update the malloc types from stream bytes. On error the list is left
+    /// as it was.
+    pub fn update_malloc_bytes(&mut self, buf: &[u8]) -> Result<()> {
+        let r = stream::parse_stream(buf).map(|s| self.update_malloc_stream(&s));
+        self.record(r)
+    }
+
+    /// Read a stream from `path` (`/proc/malloc_stats` or a saved stream
+    /// file) and update the malloc types. Zone sizes are not touched.
+    pub fn read_malloc(&mut self, path: &Path) -> Result<()> {
+        let r = fs::read(path).map_err(|e| Error::from_io(path, e));
+        let buf = self.record(r)?;
+        self.update_malloc_bytes(&buf)
+    }
+
+    /// `memstat_sysctl_malloc`: read the zone sizes under `sysctl_dir`
+    /// (with fallback) and the stream at `proc_path`.
+    pub fn sysctl_malloc(&mut self, proc_path: &Path, sysctl_dir: &Path) -> Result<()> {
+        self.zones = ZoneSizes::from_sysctl(sysctl_dir);
+        self.read_malloc(proc_path)
+    }
+
+    /// Update the slab caches from already-read caches.
+    pub fn update_slab_caches(&mut self, caches: &[SlabCache]) {
+        self.merge(
+            Allocator::Slab,
+            caches,
+            |t, c| t.name == c.name,
+            |t, c| {
+                t.load_slab(c);
+                t.allocator = Some(Allocator::Slab);
+            },
+        );
+    }
+
+    /// `memstat_sysctl_uma`: read the slab caches from `src` and update.
+    pub fn read_slab(&mut self, src: &SlabSource) -> Result<()> {
+        let r = slab::read_caches(src);
+        let caches = self.record(r)?;
+        self.update_slab_caches(&caches);
+        Ok(())
+    }
+
+    /// `memstat_sysctl_all`: malloc types, then slab caches; stops at the
+    /// first failure.
+    pub fn sysctl_all(
+        &mut self,
+        proc_path: &Path,
+        sysctl_dir: &Path,
+        src: &SlabSource,
+    ) -> Result<()> {
+        self.sysctl_malloc(proc_path, sysctl_dir)?;
+        self.read_slab(src)
+    }
+
+    /// The malloc types as a stream (for `memstat --save`).
+    pub fn to_stream(&self) -> Vec<u8> {
+        let types: Vec<StreamType> = self
+            .types
+            .iter()
+            .filter(|t| t.allocator() == Allocator::Malloc)
+            .map(MemoryType::to_stream_type)
+            .collect();
+        let maxcpus = if self.maxcpus == 0 { 1 } else { self.maxcpus };
+        stream::write_stream(maxcpus, &types)
+    }
+}
+
+impl<'a> IntoIterator for &'a MemoryTypeList {
+    type Item = &'a MemoryType;
+    type IntoIter = std::slice::Iter<'a, MemoryType>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.types.iter()
+    }
+}
+
+/// Convenience: a path buffer of the default proc file.
+pub fn default_proc_path() -> PathBuf {
+    PathBuf::from(DEFAULT_PROC_PATH)
+}

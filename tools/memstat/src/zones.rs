@@ -1,0 +1,127 @@
+//! The kmalloc size classes a `zindx` names: `vm.malloc_zone_count` and
+//! `vm.malloc_zone_sizes`, the analogue of libmemstat's
+//! `memstat_malloc_zone_get_count(3)` / `_get_size` / `_used`.
+
+use std::fs;
+use std::path::Path;
+
+use crate::error::{Error, Result};
+use crate::types::MemoryType;
+
+/// `MALLOC_TYPE_ZONE_COUNT_MAX`: a size mask has 64 bits.
+pub const ZONE_COUNT_MAX: usize = 64;
+
+/// The x86_64 kmalloc size classes, used when the sysctls are missing.
+pub const DEFAULT_ZONE_SIZES: [u64; 13] = [
+    8, 16, 32, 64, 96, 128, 192, 256, 512, 1024, 2048, 4096, 8192,
+];
+
+/// Default root of the sysctl tree.
+pub const DEFAULT_SYSCTL_DIR: &str = "/proc/sys";
+
+/// The table of zone sizes: bit `i` of a size mask is zone `i`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ZoneSizes {
+    sizes: Vec<u64>,
+    from_kernel: bool,
+}
+
+impl Default for ZoneSizes {
+    fn default() -> Self {
+        ZoneSizes {
+            sizes: DEFAULT_ZONE_SIZES.to_vec(),
+            from_kernel: false,
+        }
+    }
+}
+
+impl ZoneSizes {
+    /// A table from explicit sizes (at most [`ZONE_COUNT_MAX`]).
+    pub fn new(sizes: Vec<u64>) -> Result<ZoneSizes> {
+        if sizes.len() > ZONE_COUNT_MAX {
+            return Err(Error::data(format!(
+                "{} zone sizes, more than {ZONE_COUNT_MAX}",
+                sizes.len()
+            )));
+        }
+        Ok(ZoneSizes {
+            sizes,
+            from_kernel: false,
+        })
+    }
+
+    /// Parse the text of `vm.malloc_zone_sizes` (integers separated by
+    /// white space, as `proc_dointvec` prints them).
+    pub fn parse(text: &str) -> Result<ZoneSizes> {
+        let mut sizes = Vec::new();
+        for tok in text.split_whitespace() {
+            let v: u64 = tok
+                .parse()
+                .map_err(|_| Error::data(format!("zone size {tok:?} is not a number")))?;
+            sizes.push(v);
+        }
+        ZoneSizes::new(sizes)
+    }
+
+    /// Read `vm/malloc_zone_sizes` (and check `vm/malloc_zone_count`, if
+    /// present) under `sysctl_dir`; fall back to [`DEFAULT_ZONE_SIZES`] when
+    /// the sysctls are missing or unreadable.
+    pub fn from_sysctl(sysctl_dir: &Path) -> ZoneSizes {
+        Self::try_from_sysctl(sysctl_dir).unwrap_or_default()
+    }
+
+    /// Like [`ZoneSizes::from_sysctl`], without the fallback.
+    pub fn try_from_sysctl(sysctl_dir: &Path) -> Result<ZoneSizes> {
+        let p = sysctl_dir.join("vm/malloc_zone_sizes");
+        let text = fs::read_to_string(&p).map_err(|e| Error::from_io(&p, e))?;
+        let mut z = ZoneSizes::parse(&text)?;
+        let cp = sysctl_dir.join("vm/malloc_zone_count");
+        if let Ok(c) = fs::read_to_string(&cp) {
+            let n: usize = c
+                .trim()
+                .parse()
+                .map_err(|_| Error::data(format!("{}: not a number", cp.display())))?;
+            if n < z.sizes.len() {
+                z.sizes.truncate(n);
+            }
+        }
+        z.from_kernel = true;
+        Ok(z)
+    }
+
+    /// `memstat_malloc_zone_get_count()`.
+    pub fn count(&self) -> usize {
+        self.sizes.len()
+    }
+
+    /// `memstat_malloc_zone_get_size(n)`; `None` past the table.
+    pub fn size(&self, n: usize) -> Option<u64> {
+        self.sizes.get(n).copied()
+    }
+
+    /// All sizes.
+    pub fn sizes(&self) -> &[u64] {
+        &self.sizes
+    }
+
+    /// Whether the table came from the kernel's sysctls.
+    pub fn from_kernel(&self) -> bool {
+        self.from_kernel
+    }
+
+    /// `memstat_malloc_zone_used(mtp, n)`: whether `mt` used zone `n`.
+    pub fn used(&self, mt: &MemoryType, n: usize) -> bool {
+        n < ZONE_COUNT_MAX && mt.sizemask() & (1u64 << n) != 0
+    }
+
+    /// The sizes of the zones set in `mask`, in zone order (bits beyond the
+    /// table are ignored).
+    pub fn sizes_in_mask(&self, mask: u64) -> Vec<u64> {
+        self.sizes
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i < ZONE_COUNT_MAX && mask & (1u64 << i) != 0)
+            .map(|(_, s)| *s)
+            .collect()
+    }
+}

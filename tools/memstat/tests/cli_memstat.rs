@@ -1,0 +1,177 @@
+//! `memstat` output against golden files (tests/golden). Regenerate with
+//! `UPDATE_GOLDEN=1 cargo test --test cli_memstat` after a deliberate change.
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use common::*;
+
+fn stream_file() -> PathBuf {
+    let d = tmpdir("cli_memstat");
+    let p = d.join("sample.stream");
+    std::fs::write(&p, sample_stream()).unwrap();
+    p
+}
+
+fn memstat(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_memstat"))
+        .args(args)
+        .output()
+        .expect("run memstat")
+}
+
+fn golden(name: &str, out: &Output) {
+    assert!(
+        out.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(name);
+    let got = String::from_utf8(out.stdout.clone()).unwrap();
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::write(&path, &got).unwrap();
+    }
+    let want = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert_eq!(got, want, "output differs from {}", path.display());
+}
+
+fn m_args<'a>(stream: &'a str, sysctl: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut v = vec!["-f", stream, "--sysctl", sysctl];
+    v.extend_from_slice(extra);
+    v
+}
+
+#[test]
+fn golden_malloc() {
+    let s = stream_file();
+    let s = s.to_str().unwrap();
+    let sys = fixture("sysctl");
+    let sys = sys.to_str().unwrap();
+    golden("malloc.txt", &memstat(&m_args(s, sys, &["-m", "-H"])));
+    golden("malloc.txt", &memstat(&m_args(s, sys, &[])));
+    golden("malloc-all.txt", &memstat(&m_args(s, sys, &["-a", "-H"])));
+    golden("malloc-humanized.txt", &memstat(&m_args(s, sys, &["-h"])));
+    golden(
+        "malloc-sorted.txt",
+        &memstat(&m_args(s, sys, &["-H", "-s", "memuse"])),
+    );
+    golden(
+        "malloc-name.txt",
+        &memstat(&m_args(s, sys, &["-H", "--name", "foo_*", "-s", "name"])),
+    );
+    golden("malloc.json", &memstat(&m_args(s, sys, &["--json"])));
+}
+
+#[test]
+fn golden_zones() {
+    let dir = fixture("slab");
+    let d = dir.to_str().unwrap();
+    golden("zones.txt", &memstat(&["-z", "-H", "--slab-dir", d]));
+    golden("zones.json", &memstat(&["-z", "--json", "--slab-dir", d]));
+    let info = fixture("slabinfo");
+    golden(
+        "zones-slabinfo.txt",
+        &memstat(&[
+            "-z",
+            "-H",
+            "--slab-dir",
+            "/nonexistent",
+            "--slabinfo",
+            info.to_str().unwrap(),
+        ]),
+    );
+}
+
+#[test]
+fn both_tables_and_json() {
+    let s = stream_file();
+    let sys = fixture("sysctl");
+    let dir = fixture("slab");
+    let out = memstat(&[
+        "-m",
+        "-z",
+        "--json",
+        "-f",
+        s.to_str().unwrap(),
+        "--sysctl",
+        sys.to_str().unwrap(),
+        "--slab-dir",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["malloc-statistics"]["memory"][0]["type"], "devbuf");
+    assert_eq!(v["memory-zone-statistics"]["zone"][0]["name"], ":0000024");
+}
+
+#[test]
+fn errors_are_one_line_and_nonzero() {
+    let out = memstat(&["-f", "/nonexistent/stream"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "memstat: /nonexistent/stream: No such file or directory (kernel without malloc types?)\n"
+    );
+    let d = tmpdir("cli_memstat_bad");
+    let bad = d.join("bad.stream");
+    std::fs::write(&bad, &sample_stream()[..100]).unwrap();
+    let out = memstat(&["-f", bad.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("memstat: Data format error: stream is 100 bytes"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1);
+    let mut v2 = sample_stream();
+    v2[0] = 9;
+    std::fs::write(&bad, &v2).unwrap();
+    let out = memstat(&["-f", bad.to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&out.stderr).starts_with("memstat: Version mismatch"));
+    let out = memstat(&["--bogus"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn save_and_repeat() {
+    let s = stream_file();
+    let d = tmpdir("cli_memstat_save");
+    let saved = d.join("saved.stream");
+    let out = memstat(&["-f", s.to_str().unwrap(), "--save", saved.to_str().unwrap()]);
+    assert!(out.status.success());
+    assert!(out.stdout.is_empty());
+    assert_eq!(std::fs::read(&saved).unwrap(), sample_stream());
+    let out = memstat(&["-f", s.to_str().unwrap(), "-H", "-w", "0.01", "-c", "3"]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(text.matches("Size(s)").count(), 3);
+}
+
+#[test]
+fn help_lists_every_option() {
+    let out = memstat(&["--help"]);
+    let h = String::from_utf8(out.stdout).unwrap();
+    for opt in [
+        "-m",
+        "-z",
+        "-a",
+        "--json",
+        "-h",
+        "-H",
+        "--sort",
+        "--name",
+        "-w",
+        "-c",
+        "--stream",
+        "--proc",
+        "--sysctl",
+        "--slab-dir",
+        "--slabinfo",
+        "--save",
+    ] {
+        assert!(h.contains(opt), "{opt} missing from --help");
+    }
+}

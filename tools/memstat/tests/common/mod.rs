@@ -1,0 +1,89 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+use memstat::stream::{write_stream, CpuStats, StreamType};
+
+/// A fresh directory under Cargo's per-target temporary directory.
+pub fn tmpdir(name: &str) -> PathBuf {
+    let d =
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}.{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("create temp dir");
+    d
+}
+
+/// Path of a checked-in fixture.
+pub fn fixture(rel: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(rel)
+}
+
+pub fn cpu(memalloced: u64, memfreed: u64, numallocs: u64, numfrees: u64, size: u64) -> CpuStats {
+    CpuStats {
+        memalloced,
+        memfreed,
+        numallocs,
+        numfrees,
+        size,
+    }
+}
+
+pub fn ty(name: &str, id: u64, stats: Vec<CpuStats>) -> StreamType {
+    StreamType {
+        name: name.to_string(),
+        id,
+        zone: 0,
+        flags: 0,
+        stats,
+    }
+}
+
+/// The known sample: 4 CPUs, six types, including a duplicate name, a
+/// type never used, a racy negative balance and a large allocation.
+pub fn sample_types() -> Vec<StreamType> {
+    vec![
+        ty(
+            "devbuf",
+            1,
+            vec![
+                cpu(65536, 0, 1, 0, 1 << 12),
+                cpu(4096, 2048, 3, 1, (1 << 9) | (1 << 10)),
+                cpu(0, 0, 0, 0, 0),
+                cpu(0, 1024, 0, 1, 0),
+            ],
+        ),
+        ty(
+            "temp",
+            2,
+            vec![cpu(1000, 1000, 10, 10, 1 << 3), cpu(16, 0, 1, 0, 1 << 1)],
+        ),
+        ty("unused", 3, vec![]),
+        ty(
+            "foo bar",
+            4,
+            vec![cpu(128 * 1024, 0, 2, 0, 0), cpu(256, 0, 1, 0, 1 << 7)],
+        ),
+        // Racy: more freed than allocated in the sum.
+        ty(
+            "racy",
+            5,
+            vec![cpu(100, 0, 1, 0, 1 << 5), cpu(0, 300, 0, 3, 0)],
+        ),
+        ty("dup", 6, vec![cpu(8, 0, 1, 0, 1)]),
+        ty(
+            "dup",
+            7,
+            vec![cpu(8192, 0, 1, 0, 1 << 12), cpu(8192, 0, 1, 0, 1 << 12)],
+        ),
+    ]
+}
+
+pub fn sample_stream() -> Vec<u8> {
+    let mut types = sample_types();
+    types[3].flags = memstat::stream::FLAG_MODULE;
+    types[3].zone = 2;
+    write_stream(4, &types)
+}

@@ -1,0 +1,368 @@
+mod common;
+
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+
+use common::tmpdir;
+use memstat::trace::{
+    filter_string, format_event, malloc_min_from_env, parse_cpu_stats, parse_line,
+    valid_probe_name, Probe, Record, Top,
+};
+
+const L1: &str = "          insmod-123     [001] .....   12.345678: malloc: probe=foo_bar size=4096 zindx=12 name=\"foo bar\"";
+
+fn ev(line: &str) -> memstat::trace::Event {
+    match parse_line(line) {
+        Ok(Record::Event(e)) => e,
+        other => panic!("{line}: {other:?}"),
+    }
+}
+
+#[test]
+fn parses_a_plain_line() {
+    let e = ev(L1);
+    assert_eq!(e.comm, "insmod");
+    assert_eq!(e.pid, 123);
+    assert_eq!(e.cpu, 1);
+    assert_eq!(e.timestamp, "12.345678");
+    assert_eq!(e.probe, Probe::Malloc);
+    assert_eq!(e.type_probe, "foo_bar");
+    assert_eq!(e.name, "foo bar");
+    assert_eq!(e.size, 4096);
+    assert_eq!(e.zindx, 12);
+    assert_eq!(
+        format_event(&e),
+        "12.345678 insmod[123]: malloc(9) type foo_bar 4096 bytes"
+    );
+}
+
+#[test]
+fn comm_with_spaces_dashes_and_brackets() {
+    let e = ev(
+        "  my cool-prog [2]-4242 [003] d.h1. 99.000001: free: probe=x size=1 zindx=0 name=\"x\"",
+    );
+    assert_eq!(e.comm, "my cool-prog [2]");
+    assert_eq!(e.pid, 4242);
+    assert_eq!(e.cpu, 3);
+    assert_eq!(e.probe, Probe::Free);
+    assert_eq!(
+        format_event(&e),
+        "99.000001 my cool-prog [2][4242]: free(9) type x 1 byte"
+    );
+    let e = ev("kworker/u8:2-77 [000] 5.5: malloc: probe=big size=131072 zindx=-1 name=\"big\"");
+    assert_eq!((e.comm.as_str(), e.pid, e.zindx), ("kworker/u8:2", 77, -1));
+    // record-tgid column
+    let e = ev("          <idle>-0       (-------) [002] ..s1.  1.000000: malloc: probe=a size=8 zindx=0 name=\"a\"");
+    assert_eq!((e.comm.as_str(), e.pid), ("<idle>", 0));
+    let e = ev("            bash-10      (   10) [002] .....  1.000000: malloc: probe=a size=8 zindx=0 name=\"a \\\"q\\\" b\"");
+    assert_eq!(e.name, "a \\\"q\\\" b");
+}
+
+#[test]
+fn lost_events_lines() {
+    assert_eq!(
+        parse_line("CPU:3 [LOST 12 EVENTS]").unwrap(),
+        Record::Lost { cpu: 3, count: 12 }
+    );
+    assert_eq!(
+        parse_line("CPU:0 [LOST 1 EVENTS]\n").unwrap(),
+        Record::Lost { cpu: 0, count: 1 }
+    );
+}
+
+#[test]
+fn malformed_lines_are_errors() {
+    for bad in [
+        "",
+        "garbage",
+        "CPU:x [LOST 1 EVENTS]",
+        "insmod-123 [001] ..... 12.3: sched_switch: prev=a",
+        "insmod-123 [001] ..... 12.3: malloc: probe=a size=x zindx=0 name=\"a\"",
+        "insmod-123 [001] ..... 12.3: malloc: probe=a size=1 zindx=0 name=a",
+        "insmod-123 [001] ..... 12.3: malloc: probe=a size=1",
+        "insmod [001] ..... 12.3: malloc: probe=a size=1 zindx=0 name=\"a\"",
+        "insmod-123 [001] ..... notatime: malloc: probe=a size=1 zindx=0 name=\"a\"",
+        "insmod-123 [0x1] ..... 12.3: malloc: probe=a size=1 zindx=0 name=\"a\"",
+        "[[[[[[[]]]]]]]",
+        "-1 [",
+        "\u{fffd}-1 [1] \u{fffd}",
+    ] {
+        assert!(parse_line(bad).is_err(), "{bad:?} parsed");
+    }
+    // Truncations of a good line never panic.
+    for i in 0..L1.len() {
+        if L1.is_char_boundary(i) {
+            let _ = parse_line(&L1[..i]);
+        }
+    }
+}
+
+#[test]
+fn top_aggregates_and_sorts() {
+    let mut t = Top::new();
+    let line = |p: &str, ty: &str, size: u64| {
+        parse_line(&format!(
+            "a-1 [000] ..... 1.0: {p}: probe={ty} size={size} zindx=0 name=\"{ty}\""
+        ))
+        .unwrap()
+    };
+    for r in [
+        line("malloc", "small", 100),
+        line("malloc", "big", 10000),
+        line("malloc", "big", 10000),
+        line("free", "big", 10000),
+        line("malloc", "leaky", 5000),
+        line("malloc", "leaky", 6000),
+        line("free", "gone", 300),
+        line("malloc", "failed", 0),
+        parse_line("CPU:1 [LOST 5 EVENTS]").unwrap(),
+    ] {
+        t.add(&r);
+    }
+    let rows: Vec<_> = t
+        .rows()
+        .into_iter()
+        .map(|r| (r.probe, r.net, r.balance))
+        .collect();
+    assert_eq!(
+        rows,
+        vec![
+            ("leaky".to_string(), 11000, 2),
+            ("big".to_string(), 10000, 1),
+            ("small".to_string(), 100, 1),
+            ("failed".to_string(), 0, -1),
+            ("gone".to_string(), -300, -1),
+        ]
+    );
+    assert_eq!(t.events(), 8);
+    assert_eq!(t.lost(), 5);
+    let table = t.table();
+    assert!(
+        table.starts_with("        NET(B)    BALANCE TYPE\n         11000          2 leaky\n"),
+        "{table}"
+    );
+}
+
+#[test]
+fn dwatch_malloc_min() {
+    assert_eq!(malloc_min_from_env(None), Ok(65536));
+    assert_eq!(malloc_min_from_env(Some("")), Ok(65536));
+    assert_eq!(malloc_min_from_env(Some("0")), Ok(0));
+    assert_eq!(malloc_min_from_env(Some("4096")), Ok(4096));
+    for bad in [
+        "abc",
+        "-1",
+        "+5",
+        " 5",
+        "5k",
+        "1.5",
+        "99999999999999999999999",
+    ] {
+        assert_eq!(
+            malloc_min_from_env(Some(bad)),
+            Err("DWATCH_MALLOC_MIN must be a number".into()),
+            "{bad}"
+        );
+    }
+}
+
+#[test]
+fn filters_and_probe_names() {
+    assert_eq!(filter_string(65536, None), "size >= 65536");
+    assert_eq!(filter_string(0, None), "0");
+    assert_eq!(
+        filter_string(10, Some("foo_bar")),
+        "size >= 10 && probe == \"foo_bar\""
+    );
+    assert_eq!(filter_string(0, Some("x")), "probe == \"x\"");
+    assert!(valid_probe_name("foo_bar"));
+    assert!(!valid_probe_name("a\"b"));
+    assert!(!valid_probe_name("a b"));
+    assert!(!valid_probe_name(""));
+    assert_eq!(
+        parse_cpu_stats("entries: 0\noverrun: 3\ncommit overrun: 1\ndropped events: 2\n"),
+        (3, 2)
+    );
+}
+
+const PIPE: &str = "          insmod-123     [001] .....   12.345678: malloc: probe=foo_bar size=4096 zindx=12 name=\"foo bar\"
+ kworker/u8:2-my thing-77 [000] d..1.   13.000001: malloc: probe=big size=131072 zindx=-1 name=\"big\"
+CPU:1 [LOST 12 EVENTS]
+garbage line here
+          insmod-123     [001] .....   14.500000: free: probe=foo_bar size=4096 zindx=0 name=\"foo bar\"
+";
+
+fn fake_tracefs(name: &str) -> std::path::PathBuf {
+    let root = tmpdir(name);
+    fs::create_dir_all(root.join("events/dtmalloc/malloc")).unwrap();
+    fs::create_dir_all(root.join("events/dtmalloc/free")).unwrap();
+    fs::create_dir_all(root.join("instances")).unwrap();
+    fs::create_dir_all(root.join("per_cpu/cpu0")).unwrap();
+    fs::write(root.join("trace_pipe"), PIPE).unwrap();
+    fs::write(
+        root.join("per_cpu/cpu0/stats"),
+        "entries: 0\noverrun: 3\ndropped events: 2\n",
+    )
+    .unwrap();
+    root
+}
+
+fn dtmalloc(root: &Path, args: &[&str], env_min: Option<&str>) -> std::process::Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_dtmalloc"));
+    c.arg("--tracefs")
+        .arg(root)
+        .arg("--fake-tracefs")
+        .args(args);
+    c.env_remove("DWATCH_MALLOC_MIN");
+    if let Some(m) = env_min {
+        c.env("DWATCH_MALLOC_MIN", m);
+    }
+    c.output().expect("run dtmalloc")
+}
+
+#[test]
+fn fake_tracefs_event_run() {
+    let root = fake_tracefs("dt_events");
+    let out = dtmalloc(&root, &["--instance", "t1"], Some("0"));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "12.345678 insmod[123]: malloc(9) type foo_bar 4096 bytes\n\
+         13.000001 kworker/u8:2-my thing[77]: malloc(9) type big 131072 bytes\n\
+         14.500000 insmod[123]: free(9) type foo_bar 4096 bytes\n"
+    );
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains(
+            "3 events, 17 lost (LOST EVENTS markers 12, overrun 3, dropped 2), 1 unparsed lines"
+        ),
+        "{err}"
+    );
+    let log = fs::read_to_string(root.join("fake-writes.log")).unwrap();
+    assert_eq!(
+        log,
+        "instances/t1/events/dtmalloc/malloc/filter 0\n\
+         instances/t1/events/dtmalloc/free/filter 0\n\
+         instances/t1/events/dtmalloc/malloc/enable 1\n\
+         instances/t1/events/dtmalloc/free/enable 1\n\
+         instances/t1/events/dtmalloc/malloc/enable 0\n\
+         instances/t1/events/dtmalloc/free/enable 0\n"
+    );
+    assert!(!root.join("instances/t1").exists(), "instance not removed");
+    assert_eq!(fs::read_dir(root.join("instances")).unwrap().count(), 0);
+}
+
+#[test]
+fn fake_tracefs_type_and_min_filter_and_default_instance() {
+    let root = fake_tracefs("dt_type");
+    let out = dtmalloc(
+        &root,
+        &["--type", "foo bar", "--min", "100", "-c", "1"],
+        None,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.stdout.iter().filter(|&&b| b == b'\n').count(), 1);
+    let log = fs::read_to_string(root.join("fake-writes.log")).unwrap();
+    assert!(
+        log.contains("/events/dtmalloc/malloc/filter size >= 100 && probe == \"foo_bar\"\n"),
+        "{log}"
+    );
+    assert!(log.starts_with("instances/dtmalloc."), "{log}");
+    assert_eq!(fs::read_dir(root.join("instances")).unwrap().count(), 0);
+    // Default threshold from the environment.
+    let root = fake_tracefs("dt_env");
+    let out = dtmalloc(&root, &["--instance", "e"], Some("4096"));
+    assert!(out.status.success());
+    let log = fs::read_to_string(root.join("fake-writes.log")).unwrap();
+    assert!(
+        log.contains("instances/e/events/dtmalloc/free/filter size >= 4096\n"),
+        "{log}"
+    );
+    let root = fake_tracefs("dt_default");
+    let out = dtmalloc(&root, &["--instance", "d"], None);
+    assert!(out.status.success());
+    let log = fs::read_to_string(root.join("fake-writes.log")).unwrap();
+    assert!(log.contains("filter size >= 65536\n"), "{log}");
+}
+
+#[test]
+fn bad_dwatch_malloc_min_exits_2() {
+    let root = fake_tracefs("dt_badmin");
+    let out = dtmalloc(&root, &[], Some("lots"));
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "dtmalloc: DWATCH_MALLOC_MIN must be a number\n"
+    );
+    assert!(!root.join("fake-writes.log").exists());
+}
+
+#[test]
+fn fake_tracefs_top() {
+    let root = fake_tracefs("dt_top");
+    let out = dtmalloc(&root, &["--instance", "top", "top", "--once"], Some("lots"));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<_> = text.lines().collect();
+    assert_eq!(lines[0], "Cataloging malloc(9) activity ...");
+    assert!(lines[1].starts_with("dtmalloc:malloc, dtmalloc:free"));
+    assert_eq!(
+        &lines[2..],
+        [
+            "        NET(B)    BALANCE TYPE",
+            "        131072          1 big",
+            "             0          0 foo_bar"
+        ]
+    );
+    // top applies no size threshold by default.
+    let log = fs::read_to_string(root.join("fake-writes.log")).unwrap();
+    assert!(
+        log.contains("instances/top/events/dtmalloc/malloc/filter 0\n"),
+        "{log}"
+    );
+    assert!(!root.join("instances/top").exists());
+    // Periodic mode stops after --count refreshes (here: end of input).
+    let root = fake_tracefs("dt_top2");
+    let out = dtmalloc(&root, &["top", "--interval", "0.05", "--count", "1"], None);
+    assert!(out.status.success());
+    assert_eq!(
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .matches("NET(B)")
+            .count(),
+        1
+    );
+}
+
+#[test]
+fn missing_tracepoints_and_busy_instance() {
+    let root = tmpdir("dt_missing");
+    let out = Command::new(env!("CARGO_BIN_EXE_dtmalloc"))
+        .arg("--tracefs")
+        .arg(&root)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no dtmalloc tracepoints"), "{err}");
+    let root = fake_tracefs("dt_busy");
+    fs::create_dir(root.join("instances/taken")).unwrap();
+    let out = dtmalloc(&root, &["--instance", "taken"], None);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(root.join("instances/taken").exists());
+    let out = dtmalloc(&root, &["--instance", "../x"], None);
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -1,0 +1,182 @@
+mod common;
+
+use common::*;
+use memstat::stream::write_stream;
+use memstat::{Allocator, AllocatorFilter, ErrorKind, MemoryTypeList, ZoneSizes, MAXCALLER};
+
+fn loaded() -> MemoryTypeList {
+    let mut l = MemoryTypeList::new();
+    l.update_malloc_bytes(&sample_stream()).unwrap();
+    l
+}
+
+#[test]
+fn totals_and_accessors() {
+    let l = loaded();
+    assert_eq!(l.len(), 7);
+    assert_eq!(l.maxcpus(), 4);
+    let t = l.find(AllocatorFilter::Malloc, "devbuf").unwrap();
+    assert_eq!(t.allocator(), Allocator::Malloc);
+    assert_eq!(t.memalloced(), 65536 + 4096);
+    assert_eq!(t.memfreed(), 2048 + 1024);
+    assert_eq!(t.numallocs(), 4);
+    assert_eq!(t.numfrees(), 2);
+    assert_eq!(t.bytes(), 65536 + 4096 - 3072);
+    assert_eq!(t.count(), 2);
+    assert_eq!(t.sizemask(), (1 << 12) | (1 << 9) | (1 << 10));
+    assert_eq!(
+        (t.countlimit(), t.byteslimit(), t.free(), t.failures()),
+        (0, 0, 0, 0)
+    );
+    assert_eq!(
+        (t.sleeps(), t.xdomain(), t.zonefree(), t.kegfree()),
+        (0, 0, 0, 0)
+    );
+    assert_eq!((t.size(), t.rsize()), (0, 0));
+    assert_eq!(t.maxcpus(), 4);
+    assert_eq!(t.percpu_memalloced(0).unwrap(), 65536);
+    assert_eq!(t.percpu_memfreed(3).unwrap(), 1024);
+    assert_eq!(t.percpu_numallocs(1).unwrap(), 3);
+    assert_eq!(t.percpu_numfrees(1).unwrap(), 1);
+    assert_eq!(t.percpu_sizemask(1).unwrap(), (1 << 9) | (1 << 10));
+    assert_eq!(t.percpu_free(2).unwrap(), 0);
+    let e = t.percpu_memalloced(4).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::OutOfRange);
+    assert!(t.percpu_sizemask(usize::MAX).is_err());
+    let fb = l.find(AllocatorFilter::Any, "foo bar").unwrap();
+    assert_eq!(fb.probe_name(), "foo_bar");
+    assert!(fb.is_module());
+    assert_eq!(fb.zone(), 2);
+    assert!(l.find(AllocatorFilter::Slab, "devbuf").is_none());
+    assert!(l.find(AllocatorFilter::Any, "nope").is_none());
+}
+
+#[test]
+fn negative_balances_clamp_to_zero() {
+    let l = loaded();
+    let t = l.find(AllocatorFilter::Any, "racy").unwrap();
+    assert_eq!(t.memalloced(), 100);
+    assert_eq!(t.memfreed(), 300);
+    assert_eq!(t.bytes(), 0);
+    assert_eq!(t.count(), 0);
+}
+
+#[test]
+fn duplicate_names_are_distinct_entries() {
+    let l = loaded();
+    let d: Vec<_> = l.iter().filter(|t| t.name() == "dup").collect();
+    assert_eq!(d.len(), 2);
+    assert_eq!(l.find_id(6).unwrap().bytes(), 8);
+    assert_eq!(l.find_id(7).unwrap().bytes(), 16384);
+    // find returns the first in list order.
+    assert_eq!(l.find(AllocatorFilter::Malloc, "dup").unwrap().id(), 6);
+}
+
+#[test]
+fn caller_fields_survive_updates_and_vanished_types_go() {
+    let mut l = loaded();
+    {
+        let t = l.find_mut(AllocatorFilter::Malloc, "devbuf").unwrap();
+        t.set_caller_pointer(0, 0xdead).unwrap();
+        t.set_caller_uint64(15, 42).unwrap();
+        t.set_percpu_caller_pointer(3, 1, 7).unwrap();
+        t.set_percpu_caller_uint64(2, 15, 99).unwrap();
+        assert!(t.set_caller_uint64(MAXCALLER, 1).is_err());
+        assert!(t.set_percpu_caller_uint64(4, 0, 1).is_err());
+        assert!(t.set_percpu_caller_pointer(0, MAXCALLER, 1).is_err());
+        assert_eq!(t.caller_pointer(MAXCALLER), None);
+    }
+    l.find_id_mut(7).unwrap().set_caller_uint64(0, 7).unwrap();
+    // Second snapshot: devbuf grew, "temp" and dup#6 vanished, "new" appeared.
+    let mut types = sample_types();
+    types[0].stats[2] = cpu(8192, 0, 2, 0, 1 << 12);
+    types.retain(|t| t.name != "temp" && t.id != 6);
+    types.push(ty("new", 8, vec![cpu(32, 0, 1, 0, 1 << 2)]));
+    l.update_malloc_bytes(&write_stream(4, &types)).unwrap();
+    assert!(l.find(AllocatorFilter::Any, "temp").is_none());
+    assert!(l.find_id(6).is_none());
+    assert_eq!(l.find_id(7).unwrap().caller_uint64(0), Some(7));
+    assert_eq!(l.len(), 6);
+    assert_eq!(l.iter().last().unwrap().name(), "new");
+    let t = l.find(AllocatorFilter::Malloc, "devbuf").unwrap();
+    assert_eq!(t.numallocs(), 6);
+    assert_eq!(t.percpu_memalloced(2).unwrap(), 8192);
+    assert_eq!(t.caller_pointer(0), Some(0xdead));
+    assert_eq!(t.caller_uint64(15), Some(42));
+    assert_eq!(t.percpu_caller_pointer(3, 1).unwrap(), 7);
+    assert_eq!(t.percpu_caller_uint64(2, 15).unwrap(), 99);
+    assert_eq!(t.percpu_caller_uint64(0, 15).unwrap(), 0);
+    let n = l.find(AllocatorFilter::Any, "new").unwrap();
+    assert_eq!(n.caller_uint64(0), Some(0));
+}
+
+#[test]
+fn failed_update_leaves_list_and_records_error() {
+    let mut l = loaded();
+    let e = l.update_malloc_bytes(&[1, 0, 0]).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::DataError);
+    assert_eq!(l.error(), Some(ErrorKind::DataError));
+    assert_eq!(l.len(), 7);
+    l.update_malloc_bytes(&sample_stream()).unwrap();
+    assert_eq!(l.error(), None);
+}
+
+#[test]
+fn read_errors_name_the_path() {
+    let mut l = MemoryTypeList::new();
+    let e = l
+        .read_malloc(std::path::Path::new("/nonexistent/malloc_stats"))
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Io);
+    assert_eq!(
+        e.to_string(),
+        "/nonexistent/malloc_stats: No such file or directory"
+    );
+    let p = memstat::Error::from_io(
+        "/proc/malloc_stats",
+        std::io::Error::from_raw_os_error(libc_eacces()),
+    );
+    assert_eq!(p.kind(), ErrorKind::Permission);
+    assert_eq!(p.to_string(), "/proc/malloc_stats: Permission denied");
+}
+
+fn libc_eacces() -> i32 {
+    13
+}
+
+#[test]
+fn zones_from_sysctl_and_fallback() {
+    let z = ZoneSizes::from_sysctl(&fixture("sysctl"));
+    assert!(z.from_kernel());
+    assert_eq!(z.count(), 13);
+    assert_eq!(z.size(12), Some(8192));
+    assert_eq!(z.size(13), None);
+    let d = ZoneSizes::from_sysctl(std::path::Path::new("/nonexistent"));
+    assert!(!d.from_kernel());
+    assert_eq!(d.sizes(), &memstat::zones::DEFAULT_ZONE_SIZES);
+    let l = loaded();
+    let t = l.find(AllocatorFilter::Any, "devbuf").unwrap();
+    assert!(z.used(t, 12));
+    assert!(!z.used(t, 0));
+    assert!(!z.used(t, 64));
+    assert_eq!(z.sizes_in_mask(t.sizemask()), vec![1024, 2048, 8192]);
+    assert!(ZoneSizes::parse("8\tx").is_err());
+    assert!(ZoneSizes::new(vec![1; 65]).is_err());
+}
+
+#[test]
+fn save_roundtrip() {
+    let l = loaded();
+    let mut l2 = MemoryTypeList::new();
+    l2.update_malloc_bytes(&l.to_stream()).unwrap();
+    let a: Vec<_> = l
+        .iter()
+        .map(|t| (t.name().to_string(), t.id(), t.bytes(), t.sizemask()))
+        .collect();
+    let b: Vec<_> = l2
+        .iter()
+        .map(|t| (t.name().to_string(), t.id(), t.bytes(), t.sizemask()))
+        .collect();
+    assert_eq!(a, b);
+    assert_eq!(l.to_stream(), sample_stream());
+}

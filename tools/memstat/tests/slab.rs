@@ -1,0 +1,160 @@
+mod common;
+
+use std::path::Path;
+
+use common::*;
+use memstat::slab::{self, parse_slabinfo, parse_sys_value, SlabSource};
+use memstat::{Allocator, AllocatorFilter, ErrorKind, MemoryTypeList};
+
+fn sys_src() -> SlabSource {
+    SlabSource {
+        sys_dir: Some(fixture("slab")),
+        slabinfo: None,
+    }
+}
+
+#[test]
+fn sys_values() {
+    assert_eq!(parse_sys_value("2548 N0=2548\n"), Some(2548));
+    assert_eq!(parse_sys_value("64\n"), Some(64));
+    assert_eq!(parse_sys_value("N0=1"), None);
+    assert_eq!(parse_sys_value(""), None);
+}
+
+#[test]
+fn sysfs_tree() {
+    let mut l = MemoryTypeList::new();
+    l.read_slab(&sys_src()).unwrap();
+    let names: Vec<_> = l.iter().map(|t| t.name().to_string()).collect();
+    // The symlink alias is skipped; sorted by name.
+    assert_eq!(
+        names,
+        vec![":0000024", "dentry", "kmalloc-64", "task_struct"]
+    );
+    let t = l.find(AllocatorFilter::Slab, "task_struct").unwrap();
+    assert_eq!(t.allocator(), Allocator::Slab);
+    assert_eq!(
+        (t.size(), t.rsize(), t.count(), t.free()),
+        (5056, 5120, 210, 18)
+    );
+    assert_eq!(t.bytes(), 210 * 5056);
+    assert_eq!(t.zonefree(), 18);
+    let d = t.slab_details().unwrap();
+    assert_eq!((d.slabs, d.objs_per_slab, d.order), (38, 6, 3));
+    let a = l.find(AllocatorFilter::Any, ":0000024").unwrap();
+    assert_eq!((a.count(), a.free()), (812, 208));
+    assert_eq!(a.slab_details().unwrap().aliases, 3);
+    let de = l.find(AllocatorFilter::Slab, "dentry").unwrap();
+    assert_eq!((de.numallocs(), de.numfrees()), (1520, 100));
+    assert_eq!(de.memalloced(), 1520 * 192);
+    assert!(de.percpu_free(0).is_err());
+}
+
+#[test]
+fn slabinfo_file() {
+    let text = std::fs::read_to_string(fixture("slabinfo")).unwrap();
+    let c = parse_slabinfo(&text).unwrap();
+    assert_eq!(c.len(), 3);
+    assert_eq!(c[0].name, "bio-312");
+    let ts = &c[2];
+    assert_eq!(
+        (
+            ts.active_objs,
+            ts.total_objs,
+            ts.object_size,
+            ts.objs_per_slab,
+            ts.order,
+            ts.slabs
+        ),
+        (210, 228, 5056, 6, 3, 38)
+    );
+    // Fallback when the sysfs directory is missing.
+    let src = SlabSource {
+        sys_dir: Some(fixture("no-such-dir")),
+        slabinfo: Some(fixture("slabinfo")),
+    };
+    let mut l = MemoryTypeList::new();
+    l.read_slab(&src).unwrap();
+    assert_eq!(l.len(), 3);
+}
+
+#[test]
+fn bad_slabinfo() {
+    assert_eq!(parse_slabinfo("").unwrap_err().kind(), ErrorKind::DataError);
+    assert_eq!(
+        parse_slabinfo("nonsense\n").unwrap_err().kind(),
+        ErrorKind::DataError
+    );
+    assert_eq!(
+        parse_slabinfo("slabinfo - version: 1.1\n")
+            .unwrap_err()
+            .kind(),
+        ErrorKind::Version
+    );
+    assert!(parse_slabinfo("slabinfo - version: 2.1\nfoo 1 2\n").is_err());
+    assert!(parse_slabinfo("slabinfo - version: 2.1\nfoo x 2 3 4 5\n").is_err());
+}
+
+#[test]
+fn slab_and_malloc_updates_are_independent() {
+    let mut l = MemoryTypeList::new();
+    l.update_malloc_bytes(&sample_stream()).unwrap();
+    l.read_slab(&sys_src()).unwrap();
+    assert_eq!(l.len(), 11);
+    l.find_mut(AllocatorFilter::Slab, "dentry")
+        .unwrap()
+        .set_caller_uint64(1, 5)
+        .unwrap();
+    // A source with fewer caches removes the vanished ones only.
+    let mut caches = slab::read_caches(&sys_src()).unwrap();
+    caches.retain(|c| c.name != "kmalloc-64");
+    l.update_slab_caches(&caches);
+    assert_eq!(l.len(), 10);
+    assert_eq!(
+        l.find(AllocatorFilter::Slab, "dentry")
+            .unwrap()
+            .caller_uint64(1),
+        Some(5)
+    );
+    assert!(l.find(AllocatorFilter::Any, "devbuf").is_some());
+}
+
+#[test]
+fn missing_sources() {
+    let src = SlabSource {
+        sys_dir: Some(fixture("no-such-dir")),
+        slabinfo: Some(fixture("no-such-file")),
+    };
+    let e = MemoryTypeList::new().read_slab(&src).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Io);
+}
+
+/// On a real host: `memstat -z` lists the host's slab caches.
+#[test]
+fn host_memstat_z_lists_real_caches() {
+    let sys = Path::new("/sys/kernel/slab");
+    let info = Path::new("/proc/slabinfo");
+    let readable = sys.is_dir() || std::fs::read_to_string(info).is_ok();
+    if !readable {
+        eprintln!("skipped: neither /sys/kernel/slab nor /proc/slabinfo is readable");
+        return;
+    }
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_memstat"))
+        .args(["-z", "-H"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.starts_with("ITEM "), "{text}");
+    let rows = text.lines().skip(2).filter(|l| l.contains(':')).count();
+    assert!(rows >= 5, "too few caches:\n{text}");
+    // Some well-known cache is there under its own name or as an alias dir.
+    assert!(
+        text.contains("kmalloc-") || text.contains(":0000"),
+        "{text}"
+    );
+}
