@@ -56,7 +56,7 @@ echo "kernel: building $flavour kernel in $out" >&2
 log="$MT_CACHE/logs/build-$flavour.log"
 mkdir -p "$MT_CACHE/logs"
 if ! "${kmake[@]}" O="$out" bzImage modules >"$log" 2>&1; then
-	grep -E 'error(\[E[0-9]+\])?:|Error [0-9]|undefined' "$log" | head -n 20 >&2 || true
+	grep -E -A4 '^error(\[E[0-9]+\])?:|: error:|undefined' "$log" | head -n 40 >&2 || true
 	die "build failed (log: $log)"
 fi
 grep -E '^(warning|error)' "$log" | head -n 20 >&2 || true
