@@ -1,0 +1,312 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Malloc types: the registry.
+ *
+ * Every malloc type (kernel::malloc_define!() in Rust) leaves a pointer to
+ * itself in the section "__malloc_types_ptrs". This file registers the types
+ * of vmlinux at boot and those of a module while the module is coming, and
+ * unregisters a module's types while it is going, the way tracepoints of
+ * modules are found (kernel/tracepoint.c). Registration gives a type its
+ * per-CPU statistics, its zone and its id; unregistration warns, as
+ * FreeBSD's malloc_uninit() does, when the type still has memory allocated.
+ *
+ * The registry is a list under a mutex. Allocation and free never take the
+ * mutex: they touch only the type's own per-CPU statistics. Readers walk the
+ * list with malloc_type_for_each(), holding the mutex, so a module's type
+ * cannot go away under a reader.
+ *
+ * Zones: with malloc_types.numzones=N (default 1) on the command line, zones
+ * 1..N-1 are dedicated sets of kmalloc buckets (kmem_buckets_create()) and
+ * each type is placed in zone hash(name) % N; zone 0 is the shared kmalloc
+ * caches.
+ */
+
+#define pr_fmt(fmt) "malloc_types: " fmt
+
+#include <linux/cpumask.h>
+#include <linux/init.h>
+#include <linux/jhash.h>
+#include <linux/malloc_type.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/mutex.h>
+#include <linux/percpu.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+
+#ifdef MODULE_PARAM_PREFIX
+#undef MODULE_PARAM_PREFIX
+#endif
+#define MODULE_PARAM_PREFIX "malloc_types."
+
+static unsigned int numzones = 1;
+module_param(numzones, uint, 0444);
+MODULE_PARM_DESC(numzones, "Number of zones (sets of kmalloc buckets) types are spread over");
+
+/* Zone i > 0 allocates from malloc_type_buckets[i]; [0] is unused. */
+static kmem_buckets *malloc_type_buckets[MALLOC_TYPE_MAX_ZONES];
+
+static DEFINE_MUTEX(malloc_type_mutex);
+static LIST_HEAD(malloc_type_list);
+static unsigned int malloc_type_nr;
+static u64 malloc_type_next_id = 1;
+
+extern struct malloc_type *__start___malloc_types_ptrs[];
+extern struct malloc_type *__stop___malloc_types_ptrs[];
+
+/**
+ * malloc_type_zone_for_name() - the zone a type of this name is placed in
+ * @name: the type's short description.
+ * @nzones: the number of zones.
+ *
+ * Return: jhash(name) % @nzones, or 0 when @nzones is 0 or 1.
+ */
+unsigned int malloc_type_zone_for_name(const char *name, unsigned int nzones)
+{
+	if (nzones <= 1)
+		return 0;
+	return jhash(name, strlen(name), 0) % nzones;
+}
+EXPORT_SYMBOL_GPL(malloc_type_zone_for_name);
+
+/**
+ * malloc_type_numzones() - the number of zones in use
+ *
+ * Return: 1 unless malloc_types.numzones= asked for more and their buckets
+ * could be created.
+ */
+unsigned int malloc_type_numzones(void)
+{
+	return READ_ONCE(numzones);
+}
+EXPORT_SYMBOL_GPL(malloc_type_numzones);
+
+/**
+ * malloc_type_count() - the number of registered types
+ *
+ * Return: the number of types now in the registry.
+ */
+unsigned int malloc_type_count(void)
+{
+	return READ_ONCE(malloc_type_nr);
+}
+EXPORT_SYMBOL_GPL(malloc_type_count);
+
+/**
+ * malloc_type_zone_alloc() - allocate from the buckets of a type's zone
+ * @mtp: the type.
+ * @size: bytes wanted.
+ * @flags: GFP flags.
+ *
+ * No accounting is done here; the Rust side accounts after success.
+ *
+ * Return: the memory (free it with kfree()), or NULL.
+ */
+void *malloc_type_zone_alloc(const struct malloc_type *mtp, size_t size,
+			     gfp_t flags)
+{
+	u32 zone = READ_ONCE(mtp->ks_mti.mti_zone);
+	kmem_buckets *b = NULL;
+
+	if (zone > 0 && zone < MALLOC_TYPE_MAX_ZONES)
+		b = malloc_type_buckets[zone];
+	return kmem_buckets_alloc(b, size, flags);
+}
+EXPORT_SYMBOL_GPL(malloc_type_zone_alloc);
+
+/**
+ * malloc_type_for_each() - call @fn for each registered type
+ * @fn: the function; a non-zero return stops the walk.
+ * @arg: passed to @fn.
+ *
+ * Types are visited newest first, as FreeBSD's kmemstatistics list. @fn runs
+ * with the registry mutex held: it may sleep and allocate, but must not load
+ * or unload modules. A type passed to @fn stays registered until @fn returns.
+ *
+ * Context: process context, may sleep.
+ * Return: the first non-zero return of @fn, or 0.
+ */
+int malloc_type_for_each(int (*fn)(struct malloc_type *mtp, void *arg),
+			 void *arg)
+{
+	struct malloc_type *mtp;
+	int ret = 0;
+
+	mutex_lock(&malloc_type_mutex);
+	list_for_each_entry(mtp, &malloc_type_list, ks_mti.mti_list) {
+		ret = fn(mtp, arg);
+		if (ret)
+			break;
+	}
+	mutex_unlock(&malloc_type_mutex);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(malloc_type_for_each);
+
+static int malloc_type_register(struct malloc_type *mtp, bool is_module)
+{
+	struct malloc_type_internal *mti = &mtp->ks_mti;
+	struct malloc_type_stats __percpu *stats;
+
+	lockdep_assert_held(&malloc_type_mutex);
+
+	if (WARN_ON_ONCE(READ_ONCE(mti->mti_stats)))
+		return -EBUSY;
+	stats = alloc_percpu(struct malloc_type_stats);
+	if (!stats)
+		return -ENOMEM;
+
+	memset(mti->mti_probes, 0, sizeof(mti->mti_probes));
+	WRITE_ONCE(mti->mti_zone,
+		   malloc_type_zone_for_name(mtp->ks_shortdesc, numzones));
+	mti->mti_flags = is_module ? MALLOC_TYPE_F_MODULE : 0;
+	mti->mti_id = malloc_type_next_id++;
+	/* Publish the statistics last: their presence means "registered". */
+	smp_store_release(&mti->mti_stats, stats);
+	list_add(&mti->mti_list, &malloc_type_list);
+	WRITE_ONCE(malloc_type_nr, malloc_type_nr + 1);
+	return 0;
+}
+
+static void malloc_type_unregister(struct malloc_type *mtp)
+{
+	struct malloc_type_internal *mti = &mtp->ks_mti;
+	struct malloc_type_stats __percpu *stats = mti->mti_stats;
+	long allocs = 0, bytes = 0;
+	int cpu;
+
+	lockdep_assert_held(&malloc_type_mutex);
+
+	if (!stats)
+		return;
+	list_del_init(&mti->mti_list);
+	WRITE_ONCE(malloc_type_nr, malloc_type_nr - 1);
+	WRITE_ONCE(mti->mti_stats, NULL);
+
+	for_each_possible_cpu(cpu) {
+		struct malloc_type_stats *s = per_cpu_ptr(stats, cpu);
+
+		allocs += (long)(READ_ONCE(s->mts_numallocs) -
+				 READ_ONCE(s->mts_numfrees));
+		bytes += (long)(READ_ONCE(s->mts_memalloced) -
+				READ_ONCE(s->mts_memfreed));
+	}
+	if (allocs > 0 || bytes > 0)
+		pr_warn("Warning: memory type %s leaked memory on destroy (%ld allocations, %ld bytes leaked).\n",
+			mtp->ks_shortdesc, allocs, bytes);
+	free_percpu(stats);
+}
+
+#ifdef CONFIG_MODULES
+static void malloc_type_module_going(struct module *mod)
+{
+	unsigned int i;
+
+	mutex_lock(&malloc_type_mutex);
+	for (i = 0; i < mod->num_malloc_types; i++)
+		malloc_type_unregister(mod->malloc_types_ptrs[i]);
+	mutex_unlock(&malloc_type_mutex);
+}
+
+static int malloc_type_module_coming(struct module *mod)
+{
+	unsigned int i;
+	int ret = 0;
+
+	mutex_lock(&malloc_type_mutex);
+	for (i = 0; i < mod->num_malloc_types; i++) {
+		ret = malloc_type_register(mod->malloc_types_ptrs[i], true);
+		if (ret)
+			break;
+	}
+	mutex_unlock(&malloc_type_mutex);
+	if (ret) {
+		pr_warn("module %s: cannot register its malloc types: %d\n",
+			mod->name, ret);
+		malloc_type_module_going(mod);
+	}
+	return ret;
+}
+
+static int malloc_type_module_notify(struct notifier_block *nb,
+				     unsigned long val, void *data)
+{
+	struct module *mod = data;
+	int ret = 0;
+
+	switch (val) {
+	case MODULE_STATE_COMING:
+		ret = malloc_type_module_coming(mod);
+		break;
+	case MODULE_STATE_GOING:
+		malloc_type_module_going(mod);
+		break;
+	default:
+		break;
+	}
+	return notifier_from_errno(ret);
+}
+
+static struct notifier_block malloc_type_module_nb = {
+	.notifier_call = malloc_type_module_notify,
+	.priority = 0,
+};
+#endif /* CONFIG_MODULES */
+
+static void __init malloc_type_init_zones(void)
+{
+	unsigned int i;
+
+	if (numzones < 1)
+		numzones = 1;
+	if (numzones > MALLOC_TYPE_MAX_ZONES) {
+		pr_warn("numzones=%u is too large, using %u\n", numzones,
+			MALLOC_TYPE_MAX_ZONES);
+		numzones = MALLOC_TYPE_MAX_ZONES;
+	}
+	if (numzones > 1 && !IS_ENABLED(CONFIG_SLAB_BUCKETS)) {
+		pr_warn("numzones=%u needs CONFIG_SLAB_BUCKETS, using 1\n",
+			numzones);
+		numzones = 1;
+	}
+	for (i = 1; i < numzones; i++) {
+		char name[24];
+
+		snprintf(name, sizeof(name), "malloc-zone%u", i);
+		malloc_type_buckets[i] = kmem_buckets_create(name, 0, 0, 0,
+							     NULL);
+		if (!malloc_type_buckets[i]) {
+			pr_warn("cannot create zone %u, using %u zones\n", i,
+				i);
+			numzones = i;
+			break;
+		}
+	}
+}
+
+static int __init malloc_type_init(void)
+{
+	struct malloc_type **p;
+	int ret;
+
+	malloc_type_init_zones();
+
+	mutex_lock(&malloc_type_mutex);
+	for (p = __start___malloc_types_ptrs; p < __stop___malloc_types_ptrs;
+	     p++) {
+		ret = malloc_type_register(*p, false);
+		if (ret)
+			pr_warn("cannot register type %s: %d\n",
+				(*p)->ks_shortdesc, ret);
+	}
+	mutex_unlock(&malloc_type_mutex);
+
+#ifdef CONFIG_MODULES
+	ret = register_module_notifier(&malloc_type_module_nb);
+	if (ret)
+		pr_warn("cannot register the module notifier: %d\n", ret);
+#endif
+	pr_info("%u types, %u zones\n", malloc_type_count(), numzones);
+	return 0;
+}
+core_initcall(malloc_type_init);

@@ -1,0 +1,1295 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Malloc types: FreeBSD-style typed allocation accounting.
+//!
+//! A malloc type is a static, named object declared with [`malloc_define!`](crate::malloc_define).
+//! Allocations made through a type ([`MallocType::malloc`], or [`Box`]/[`Vec`] with the
+//! [`TypedAlloc`] allocator) are charged to it: each type keeps per-CPU statistics laid out as
+//! FreeBSD's `struct malloc_type_stats` (bytes allocated and freed, numbers of allocations and
+//! frees, the bitmask of kmalloc size classes used).
+//!
+//! Types register themselves: those of vmlinux at boot, those of a module while it loads; a
+//! module's types are removed when it unloads, with a warning for a type that still has memory
+//! allocated. No call from the type's owner is needed.
+//!
+//! Differences from FreeBSD's `malloc(9)`, on purpose:
+//! - a failed allocation changes no counter;
+//! - a `realloc` is accounted as a free of the old block and an allocation of the new one, even
+//!   when the block is resized in place;
+//! - an overflowing array allocation is an error ([`EOVERFLOW`]), not a panic;
+//! - zero-byte requests follow Rust's allocator semantics: they allocate nothing, are accounted
+//!   nowhere, and return a dangling pointer; `realloc` to zero bytes frees;
+//! - `free` takes the size of the block (as Rust's allocators take a [`Layout`]).
+//!
+//! The accounted size of a block is the size it consumes: its kmalloc bucket size
+//! (`kmalloc_size_roundup()`), or `PAGE_SIZE << get_order(size)` above
+//! [`KMALLOC_MAX_CACHE_SIZE`].
+//!
+//! C header: [`include/linux/malloc_type.h`](srctree/include/linux/malloc_type.h)
+//!
+//! Reference: Documentation/core-api/malloc_types.rst
+//!
+//! [`Box`]: crate::alloc::Box
+//! [`Vec`]: crate::alloc::Vec
+
+use crate::{
+    alloc::{
+        allocator::Kmalloc,
+        flags::__GFP_ZERO,
+        AllocError,
+        Allocator,
+        Flags,
+        NumaNode, //
+    },
+    bindings,
+    cpu::CpuId,
+    percpu::{
+        self,
+        PerCpuRef,
+        PreemptGuard, //
+    },
+    percpu_u64,
+    prelude::*,
+    types::Opaque, //
+};
+
+use core::{
+    alloc::Layout,
+    marker::PhantomData,
+    ptr::{
+        self,
+        NonNull, //
+    }, //
+};
+
+/// Number of kmalloc size classes a `zindx` can name on x86_64 (`vm.malloc_zone_count`).
+pub const ZONE_COUNT: usize = 13;
+
+/// The kmalloc size class of each `zindx`, in bytes (`vm.malloc_zone_sizes`).
+///
+/// # Examples
+///
+/// ```
+/// use kernel::malloc_type::{ZONE_COUNT, ZONE_SIZES};
+///
+/// assert_eq!(ZONE_SIZES.len(), ZONE_COUNT);
+/// assert_eq!(ZONE_SIZES[4], 96);
+/// assert_eq!(ZONE_SIZES[ZONE_COUNT - 1], 8192);
+/// ```
+pub const ZONE_SIZES: [usize; ZONE_COUNT] = [
+    8, 16, 32, 64, 96, 128, 192, 256, 512, 1024, 2048, 4096, 8192,
+];
+
+/// The largest request served by a kmalloc cache (`KMALLOC_MAX_CACHE_SIZE`); larger ones come
+/// from the page allocator and have no `zindx` (-1).
+pub const KMALLOC_MAX_CACHE_SIZE: usize = ZONE_SIZES[ZONE_COUNT - 1];
+
+/// The largest request a typed allocation accepts (`KMALLOC_MAX_SIZE`).
+pub const KMALLOC_MAX_SIZE: usize = bindings::MALLOC_TYPE_KMALLOC_MAX_SIZE;
+
+/// The longest name of a type, in bytes, without the terminating NUL.
+pub const NAME_MAX: usize = 31;
+
+const _: () = assert!(NAME_MAX + 1 == bindings::MALLOC_MAX_NAME as usize);
+const _: () = assert!(KMALLOC_MAX_CACHE_SIZE == bindings::MALLOC_TYPE_KMALLOC_MAX_CACHE_SIZE);
+const _: () = assert!(size_of::<bindings::malloc_type_stats>() == 64);
+const _: () = assert!(size_of::<bindings::malloc_type_header>() == 64);
+
+/// Returns the `zindx` of a request of `size` bytes: the index in [`ZONE_SIZES`] of the kmalloc
+/// size class that serves it, or -1 when no kmalloc cache serves it (0 or more than
+/// [`KMALLOC_MAX_CACHE_SIZE`] bytes).
+///
+/// # Examples
+///
+/// ```
+/// use kernel::malloc_type::zindx;
+///
+/// assert_eq!(zindx(1), 0);
+/// assert_eq!(zindx(9), 1);
+/// assert_eq!(zindx(97), 5);
+/// assert_eq!(zindx(8192), 12);
+/// assert_eq!(zindx(8193), -1);
+/// assert_eq!(zindx(0), -1);
+/// ```
+pub fn zindx(size: usize) -> i32 {
+    if size == 0 {
+        return -1;
+    }
+    match ZONE_SIZES.iter().position(|&z| size <= z) {
+        // CAST: `i < ZONE_COUNT`, which fits in an `i32`.
+        Some(i) => i as i32,
+        None => -1,
+    }
+}
+
+/// Returns the accounted size of a request of `size` bytes: `kmalloc_size_roundup(size)`, which
+/// is the bucket size up to [`KMALLOC_MAX_CACHE_SIZE`] and `PAGE_SIZE << get_order(size)` above;
+/// 0 for 0.
+///
+/// # Examples
+///
+/// ```
+/// use kernel::malloc_type::accounted_size;
+///
+/// assert_eq!(accounted_size(0), 0);
+/// assert_eq!(accounted_size(1), 8);
+/// assert_eq!(accounted_size(97), 128);
+/// assert_eq!(accounted_size(8193), 16384);
+/// ```
+pub fn accounted_size(size: usize) -> usize {
+    if size == 0 {
+        return 0;
+    }
+    // SAFETY: `kmalloc_size_roundup()` accepts any size.
+    unsafe { bindings::kmalloc_size_roundup(size) }
+}
+
+/// Returns the zone a type named `name` gets when there are `numzones` zones: a hash of the
+/// name modulo `numzones`, 0 when `numzones <= 1`.
+///
+/// # Examples
+///
+/// ```
+/// use kernel::malloc_type::zone_for_name;
+///
+/// assert_eq!(zone_for_name(c"devbuf", 1), 0);
+/// assert!(zone_for_name(c"devbuf", 4) < 4);
+/// ```
+pub fn zone_for_name(name: &CStr, numzones: u32) -> u32 {
+    // SAFETY: `name` is a valid NUL-terminated string.
+    unsafe { bindings::malloc_type_zone_for_name(name.as_char_ptr(), numzones) }
+}
+
+/// Returns the number of zones (`malloc_types.numzones=`, 1 by default).
+pub fn numzones() -> u32 {
+    // SAFETY: No requirements.
+    unsafe { bindings::malloc_type_numzones() }
+}
+
+/// Returns the number of registered types (`kernel.malloc_count`).
+///
+/// # Examples
+///
+/// ```
+/// use kernel::malloc_type;
+///
+/// kernel::malloc_define!(M_COUNTED, "counted", "A type that is counted");
+/// assert!(malloc_type::count() >= 1);
+/// ```
+pub fn count() -> u32 {
+    // SAFETY: No requirements.
+    unsafe { bindings::malloc_type_count() }
+}
+
+/// Calls `f` for each registered type, newest first, until `f` returns an error.
+///
+/// `f` runs with the registry mutex held: a type passed to `f` stays registered until `f`
+/// returns. Allocations and frees never wait for the mutex, so `f` may allocate, but it must not
+/// load or unload modules.
+///
+/// # Context
+///
+/// Process context; may sleep.
+///
+/// # Examples
+///
+/// ```
+/// use kernel::malloc_type;
+///
+/// kernel::malloc_define!(M_WALKED, "walked", "A type found by walking the registry");
+/// let mut seen = 0;
+/// malloc_type::try_for_each(|t| {
+///     if core::ptr::eq(t, &M_WALKED) {
+///         seen += 1;
+///     }
+///     Ok::<(), Error>(())
+/// })?;
+/// assert_eq!(seen, 1);
+/// # Ok::<(), Error>(())
+/// ```
+pub fn try_for_each<F, E>(mut f: F) -> Result<(), E>
+where
+    F: FnMut(&MallocType) -> Result<(), E>,
+{
+    struct Ctx<'a, F, E> {
+        f: &'a mut F,
+        err: Option<E>,
+    }
+
+    /// # Safety
+    ///
+    /// `mtp` is a registered type and `arg` a `Ctx<F, E>` borrowed for the call.
+    unsafe extern "C" fn call<F, E>(mtp: *mut bindings::malloc_type, arg: *mut c_void) -> c_int
+    where
+        F: FnMut(&MallocType) -> Result<(), E>,
+    {
+        // SAFETY: By the safety requirements, `arg` is a valid, exclusively borrowed `Ctx`.
+        let ctx = unsafe { &mut *arg.cast::<Ctx<'_, F, E>>() };
+        // SAFETY: By the safety requirements, `mtp` is a registered type; it stays registered
+        // (and valid) while the registry mutex is held, i.e. during this call.
+        let t = unsafe { MallocType::from_raw(mtp) };
+        match (ctx.f)(t) {
+            Ok(()) => 0,
+            Err(e) => {
+                ctx.err = Some(e);
+                1
+            }
+        }
+    }
+
+    let mut ctx = Ctx {
+        f: &mut f,
+        err: None,
+    };
+    // SAFETY: `call::<F, E>` matches the callback type; it is called with registered types and
+    // `&mut ctx`, which outlives the call.
+    unsafe { bindings::malloc_type_for_each(Some(call::<F, E>), ptr::from_mut(&mut ctx).cast()) };
+    match ctx.err {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// Calls `f` for each registered type, newest first.
+///
+/// See [`try_for_each`] for the context and locking.
+///
+/// # Examples
+///
+/// ```
+/// use kernel::malloc_type;
+///
+/// let mut n = 0;
+/// malloc_type::for_each(|_| n += 1);
+/// assert!(n >= 1);
+/// ```
+pub fn for_each(mut f: impl FnMut(&MallocType)) {
+    let _ = try_for_each(|t| {
+        f(t);
+        Ok::<(), ()>(())
+    });
+}
+
+/// Statistics of a type: one CPU's counters, or their sum over the possible CPUs.
+///
+/// The fields are FreeBSD's `struct malloc_type_stats` (`mts_*`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Bytes allocated (accounted sizes).
+    pub memalloced: u64,
+    /// Bytes freed.
+    pub memfreed: u64,
+    /// Number of allocations.
+    pub numallocs: u64,
+    /// Number of frees.
+    pub numfrees: u64,
+    /// Bitmask of the `zindx` values used.
+    pub size: u64,
+}
+
+impl Stats {
+    /// Converts a C record.
+    pub fn from_raw(r: &bindings::malloc_type_stats) -> Self {
+        Self {
+            memalloced: r.mts_memalloced,
+            memfreed: r.mts_memfreed,
+            numallocs: r.mts_numallocs,
+            numfrees: r.mts_numfrees,
+            size: r.mts_size,
+        }
+    }
+
+    /// Returns the C record (`struct malloc_type_stats`, reserved fields zero).
+    pub fn to_raw(&self) -> bindings::malloc_type_stats {
+        bindings::malloc_type_stats {
+            mts_memalloced: self.memalloced,
+            mts_memfreed: self.memfreed,
+            mts_numallocs: self.numallocs,
+            mts_numfrees: self.numfrees,
+            mts_size: self.size,
+            ..Default::default()
+        }
+    }
+
+    /// Returns the number of allocations not freed (`InUse` of `vmstat -m`); meaningful for sums.
+    pub fn in_use(&self) -> i64 {
+        // CAST: Two's complement difference of wrapping counters.
+        self.numallocs.wrapping_sub(self.numfrees) as i64
+    }
+
+    /// Returns the bytes allocated and not freed (`MemUse` of `vmstat -m`); meaningful for sums.
+    pub fn mem_use(&self) -> i64 {
+        // CAST: Two's complement difference of wrapping counters.
+        self.memalloced.wrapping_sub(self.memfreed) as i64
+    }
+
+    fn accumulate(&mut self, o: &Self) {
+        self.memalloced = self.memalloced.wrapping_add(o.memalloced);
+        self.memfreed = self.memfreed.wrapping_add(o.memfreed);
+        self.numallocs = self.numallocs.wrapping_add(o.numallocs);
+        self.numfrees = self.numfrees.wrapping_add(o.numfrees);
+        self.size |= o.size;
+    }
+}
+
+/// A copy of what readers show of a type.
+#[derive(Clone, Copy, Debug)]
+pub struct Snapshot {
+    /// The name, NUL-terminated and zero-filled.
+    pub name: [u8; NAME_MAX + 1],
+    /// The registration id.
+    pub id: u64,
+    /// The zone.
+    pub zone: u32,
+    /// Whether the type is defined in a loadable module.
+    pub is_module: bool,
+    /// The statistics summed over the possible CPUs.
+    pub total: Stats,
+}
+
+/// A malloc type.
+///
+/// Declared with [`malloc_define!`](crate::malloc_define); the statistics exist while the type
+/// is registered (see the [module documentation](self)).
+///
+/// # Invariants
+///
+/// `self.0` is a `struct malloc_type` whose `ks_shortdesc` and `ks_longdesc` are valid
+/// NUL-terminated strings that live as long as `self`, with a name of at most [`NAME_MAX`]
+/// bytes. Its `ks_mti` part is written only by `mm/malloc_type.c`.
+///
+/// # Examples
+///
+/// ```
+/// kernel::malloc_define!(M_EXAMPLE, "example", "Example buffers");
+///
+/// let p = M_EXAMPLE.malloc(100, GFP_KERNEL)?;
+/// let t = M_EXAMPLE.stats();
+/// assert_eq!(t.numallocs, 1);
+/// assert_eq!(t.memalloced, 128);
+/// // SAFETY: `p` was allocated by `M_EXAMPLE` with 100 bytes and is not used again.
+/// unsafe { M_EXAMPLE.free(p.as_ptr().cast(), 100) };
+/// assert_eq!(M_EXAMPLE.stats().mem_use(), 0);
+/// # Ok::<(), Error>(())
+/// ```
+#[repr(transparent)]
+pub struct MallocType(Opaque<bindings::malloc_type>);
+
+// SAFETY: The names are immutable; the rest is written by the registry under its mutex, and the
+// statistics only with per-CPU operations, so a `MallocType` may be used from any thread.
+unsafe impl Sync for MallocType {}
+
+// SAFETY: See `Sync`; nothing ties a `MallocType` to a thread.
+unsafe impl Send for MallocType {}
+
+impl MallocType {
+    /// Creates a type. Use [`malloc_define!`](crate::malloc_define) instead, which also
+    /// registers it.
+    #[doc(hidden)]
+    pub const fn __new(name: &'static CStr, description: &'static CStr) -> Self {
+        assert!(name.count_bytes() <= NAME_MAX, "malloc type name too long");
+        // INVARIANT: `name` and `description` are static C strings; `name` was checked above.
+        Self(Opaque::new(bindings::malloc_type {
+            ks_shortdesc: crate::str::as_char_ptr_in_const_context(name),
+            ks_longdesc: crate::str::as_char_ptr_in_const_context(description),
+            // SAFETY: `malloc_type_internal` holds integers, pointers and a `list_head` of
+            // pointers, for all of which zero is valid; a zeroed part means "not registered".
+            ks_mti: unsafe { core::mem::zeroed() },
+        }))
+    }
+
+    /// Returns the C `struct malloc_type`.
+    #[inline]
+    pub fn as_raw(&self) -> *mut bindings::malloc_type {
+        self.0.get()
+    }
+
+    /// Creates a reference from a C `struct malloc_type`.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` points to a `struct malloc_type` that satisfies the type invariants and stays valid
+    /// for `'a`.
+    #[inline]
+    pub unsafe fn from_raw<'a>(ptr: *const bindings::malloc_type) -> &'a Self {
+        // SAFETY: `MallocType` is a transparent wrapper of the C struct; validity by the safety
+        // requirements.
+        unsafe { &*ptr.cast::<Self>() }
+    }
+
+    /// Returns the type's name (FreeBSD's short description, `ks_shortdesc`).
+    pub fn name(&self) -> &CStr {
+        // SAFETY: By the type invariant `ks_shortdesc` is a valid C string that outlives `self`
+        // and is never written after construction.
+        unsafe { CStr::from_char_ptr((*self.as_raw()).ks_shortdesc) }
+    }
+
+    /// Returns the type's long description (`ks_longdesc`).
+    pub fn description(&self) -> &CStr {
+        // SAFETY: As in `name`.
+        unsafe { CStr::from_char_ptr((*self.as_raw()).ks_longdesc) }
+    }
+
+    /// Returns the type's zone (`mti_zone`): 0 for the shared kmalloc caches, else the set of
+    /// dedicated buckets that serves the type.
+    pub fn zone(&self) -> u32 {
+        // SAFETY: The field is valid; it is written by the registry while the type is not in use,
+        // and a volatile read is the kernel's `READ_ONCE()`.
+        unsafe { ptr::addr_of!((*self.as_raw()).ks_mti.mti_zone).read_volatile() }
+    }
+
+    /// Returns the registration id: unique, increasing in registration order; 0 if the type is
+    /// not registered.
+    pub fn id(&self) -> u64 {
+        // SAFETY: As in `zone`.
+        unsafe { ptr::addr_of!((*self.as_raw()).ks_mti.mti_id).read_volatile() }
+    }
+
+    /// Returns whether the type is defined in a loadable module.
+    pub fn is_module(&self) -> bool {
+        // SAFETY: As in `zone`.
+        let flags = unsafe { ptr::addr_of!((*self.as_raw()).ks_mti.mti_flags).read_volatile() };
+        flags & bindings::MALLOC_TYPE_F_MODULE != 0
+    }
+
+    /// Returns whether the type is registered (has statistics).
+    pub fn is_registered(&self) -> bool {
+        self.stats_ref().is_some()
+    }
+
+    fn stats_ref(&self) -> Option<PerCpuRef<'_, bindings::malloc_type_stats>> {
+        // SAFETY: The field is valid; a volatile read is the kernel's `READ_ONCE()`.
+        let p = unsafe { ptr::addr_of!((*self.as_raw()).ks_mti.mti_stats).read_volatile() };
+        // SAFETY: `mti_stats` is NULL or the type's per-CPU statistics, which the registry frees
+        // only when the type can no longer be used: at the unload of the module that defines it
+        // (whose code no longer runs), with readers excluded by the registry mutex. They are
+        // written only by `account_alloc`/`account_free` with per-CPU operations.
+        unsafe { PerCpuRef::from_raw(p) }
+    }
+
+    /// Returns `cpu`'s statistics (zero when the type is not registered or `cpu` not possible).
+    pub fn stats_cpu(&self, cpu: CpuId) -> Stats {
+        self.stats_ref()
+            .and_then(|s| s.get(cpu))
+            .map_or_else(Stats::default, |r| Stats::from_raw(&r))
+    }
+
+    /// Returns the statistics summed over the possible CPUs.
+    ///
+    /// The counters are read without synchronisation, as FreeBSD does: a sum taken while other
+    /// CPUs allocate is not a snapshot of one instant.
+    pub fn stats(&self) -> Stats {
+        let mut total = Stats::default();
+        if let Some(s) = self.stats_ref() {
+            for cpu in percpu::possible_cpus() {
+                if let Some(r) = s.get(cpu) {
+                    total.accumulate(&Stats::from_raw(&r));
+                }
+            }
+        }
+        total
+    }
+
+    /// Returns a snapshot of the type.
+    pub fn snapshot(&self) -> Snapshot {
+        let mut name = [0u8; NAME_MAX + 1];
+        let bytes = self.name().to_bytes();
+        let n = bytes.len().min(NAME_MAX);
+        name[..n].copy_from_slice(&bytes[..n]);
+        Snapshot {
+            name,
+            id: self.id(),
+            zone: self.zone(),
+            is_module: self.is_module(),
+            total: self.stats(),
+        }
+    }
+
+    /// Returns the type's header in the `/proc/malloc_stats` stream.
+    pub fn uapi_header(&self) -> bindings::malloc_type_header {
+        let s = self.snapshot();
+        let mut h = bindings::malloc_type_header {
+            mth_id: s.id,
+            mth_zone: s.zone,
+            mth_flags: if s.is_module {
+                bindings::MALLOC_TYPE_F_MODULE
+            } else {
+                0
+            },
+            ..Default::default()
+        };
+        for (d, &c) in h.mth_name.iter_mut().zip(s.name.iter()) {
+            *d = c_char::from_ne_bytes([c]);
+        }
+        h
+    }
+
+    /// Accounts an allocation of `size` accounted bytes from size class `zindx` on this CPU.
+    ///
+    /// This is where the `dtmalloc:malloc` tracepoint fires, after the counters are updated.
+    fn account_alloc(&self, size: usize, zindx: i32) {
+        let Some(s) = self.stats_ref() else {
+            return;
+        };
+        let _guard = PreemptGuard::new();
+        // CAST: `usize` and `u64` have the same width on 64-bit kernels.
+        percpu_u64!(s, bindings::malloc_type_stats, mts_memalloced).add(size as u64);
+        percpu_u64!(s, bindings::malloc_type_stats, mts_numallocs).add(1);
+        if let Ok(z) = u32::try_from(zindx) {
+            if z < 64 {
+                percpu_u64!(s, bindings::malloc_type_stats, mts_size).or(1u64 << z);
+            }
+        }
+        // Hook: `dtmalloc:malloc` (type, internal part, this CPU's record, size, zindx).
+    }
+
+    /// Accounts a free of `size` accounted bytes on this CPU.
+    ///
+    /// This is where the `dtmalloc:free` tracepoint fires, after the counters are updated.
+    fn account_free(&self, size: usize) {
+        let Some(s) = self.stats_ref() else {
+            return;
+        };
+        let _guard = PreemptGuard::new();
+        // CAST: `usize` and `u64` have the same width on 64-bit kernels.
+        percpu_u64!(s, bindings::malloc_type_stats, mts_memfreed).add(size as u64);
+        percpu_u64!(s, bindings::malloc_type_stats, mts_numfrees).add(1);
+        // Hook: `dtmalloc:free` (type, internal part, this CPU's record, size, zindx 0).
+    }
+
+    /// The allocator behind every typed allocation, with the contract of
+    /// [`Allocator::realloc`].
+    ///
+    /// Types in zone 0, and requests aligned to more than `ARCH_KMALLOC_MINALIGN`, use `Kmalloc`
+    /// (`krealloc()`); other types allocate from their zone's buckets, and move on every resize.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Allocator::realloc`], with "this allocator" meaning allocations charged to
+    /// `self`.
+    unsafe fn realloc_layout(
+        &self,
+        ptr: Option<NonNull<u8>>,
+        layout: Layout,
+        old_layout: Layout,
+        flags: Flags,
+        nid: NumaNode,
+    ) -> Result<NonNull<[u8]>, AllocError> {
+        let layout = Kmalloc::aligned_layout(layout);
+        let new_size = layout.size();
+        let (ptr, old_size) = match ptr {
+            Some(p) if old_layout.size() != 0 => {
+                (Some(p), Kmalloc::aligned_layout(old_layout).size())
+            }
+            _ => (None, 0),
+        };
+
+        if new_size == 0 {
+            if let Some(p) = ptr {
+                // SAFETY: `p` is a live kmalloc allocation of this type (safety requirements).
+                unsafe { bindings::kfree(p.as_ptr().cast()) };
+                self.account_free(accounted_size(old_size));
+            }
+            return Ok(NonNull::slice_from_raw_parts(
+                crate::alloc::dangling_from_layout(layout),
+                0,
+            ));
+        }
+        if new_size > KMALLOC_MAX_SIZE {
+            return Err(AllocError);
+        }
+
+        let new = if self.zone() != 0 && layout.align() <= bindings::ARCH_KMALLOC_MINALIGN {
+            match ptr {
+                Some(p) if old_size == new_size => p,
+                _ => {
+                    // SAFETY: `self.as_raw()` is a valid type; any size and flags are accepted.
+                    let n = unsafe {
+                        bindings::malloc_type_zone_alloc(self.as_raw(), new_size, flags.as_raw())
+                    };
+                    let n = NonNull::new(n.cast::<u8>()).ok_or(AllocError)?;
+                    if let Some(p) = ptr {
+                        // SAFETY: `p` is valid for `old_size` bytes and `n` for `new_size`
+                        // bytes; they are distinct allocations.
+                        unsafe {
+                            ptr::copy_nonoverlapping(p.as_ptr(), n.as_ptr(), old_size.min(new_size))
+                        };
+                        // SAFETY: `p` is a live kmalloc allocation, not used again.
+                        unsafe { bindings::kfree(p.as_ptr().cast()) };
+                    }
+                    n
+                }
+            }
+        } else {
+            // SAFETY: `ptr` is `None` or a live kmalloc allocation of `old_layout`; all memory
+            // of a type comes from kmalloc, so `Kmalloc` may resize or free it.
+            let r = unsafe { Kmalloc::realloc(ptr, layout, old_layout, flags, nid) }?;
+            r.cast::<u8>()
+        };
+
+        if ptr.is_some() {
+            self.account_free(accounted_size(old_size));
+        }
+        self.account_alloc(accounted_size(new_size), zindx(new_size));
+        Ok(NonNull::slice_from_raw_parts(new, new_size))
+    }
+
+    /// Allocates `size` bytes charged to the type (`malloc(size, type, flags)`).
+    ///
+    /// The memory is aligned to `ARCH_KMALLOC_MINALIGN` and must be freed with
+    /// [`MallocType::free`] of the same type and size. A zero-byte request allocates nothing and
+    /// returns a dangling pointer.
+    ///
+    /// # Errors
+    ///
+    /// [`AllocError`] when the memory cannot be allocated or `size` exceeds
+    /// [`KMALLOC_MAX_SIZE`]; no counter changes then.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// kernel::malloc_define!(M_MALLOC_DOC, "malloc doc", "malloc() example");
+    ///
+    /// let p = M_MALLOC_DOC.malloc(9, GFP_KERNEL)?;
+    /// assert_eq!(p.len(), 9);
+    /// assert_eq!(M_MALLOC_DOC.stats().memalloced, 16);
+    /// // SAFETY: `p` came from `M_MALLOC_DOC.malloc(9, ..)` and is not used again.
+    /// unsafe { M_MALLOC_DOC.free(p.as_ptr().cast(), 9) };
+    /// assert!(M_MALLOC_DOC.malloc(usize::MAX, GFP_KERNEL).is_err());
+    /// assert_eq!(M_MALLOC_DOC.stats().numallocs, 1);
+    /// # Ok::<(), Error>(())
+    /// ```
+    pub fn malloc(&self, size: usize, flags: Flags) -> Result<NonNull<[u8]>, AllocError> {
+        let layout = Layout::from_size_align(size, 1).map_err(|_| AllocError)?;
+        // SAFETY: `ptr` is `None`, so this is a new allocation.
+        unsafe { self.realloc_layout(None, layout, layout, flags, NumaNode::NO_NODE) }
+    }
+
+    /// Allocates `size` zeroed bytes charged to the type (`malloc(.., M_ZERO)`).
+    ///
+    /// # Errors
+    ///
+    /// As [`MallocType::malloc`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// kernel::malloc_define!(M_ZMALLOC_DOC, "zmalloc doc", "zmalloc() example");
+    ///
+    /// let p = M_ZMALLOC_DOC.zmalloc(32, GFP_KERNEL)?;
+    /// // SAFETY: `p` is valid for reads of 32 bytes.
+    /// assert!(unsafe { p.as_ref() }.iter().all(|&b| b == 0));
+    /// // SAFETY: `p` came from `M_ZMALLOC_DOC` with 32 bytes and is not used again.
+    /// unsafe { M_ZMALLOC_DOC.free(p.as_ptr().cast(), 32) };
+    /// # Ok::<(), Error>(())
+    /// ```
+    pub fn zmalloc(&self, size: usize, flags: Flags) -> Result<NonNull<[u8]>, AllocError> {
+        self.malloc(size, flags | __GFP_ZERO)
+    }
+
+    /// Allocates an array of `n` elements of `size` bytes (`mallocarray`).
+    ///
+    /// # Errors
+    ///
+    /// [`EOVERFLOW`] when `n * size` overflows, [`ENOMEM`] when the memory cannot be allocated;
+    /// no counter changes then.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// kernel::malloc_define!(M_ARRAY_DOC, "array doc", "mallocarray() example");
+    ///
+    /// assert_eq!(M_ARRAY_DOC.mallocarray(usize::MAX, 2, GFP_KERNEL).err(), Some(EOVERFLOW));
+    /// let p = M_ARRAY_DOC.mallocarray(4, 8, GFP_KERNEL)?;
+    /// assert_eq!(p.len(), 32);
+    /// // SAFETY: `p` came from `M_ARRAY_DOC` with 32 bytes and is not used again.
+    /// unsafe { M_ARRAY_DOC.free(p.as_ptr().cast(), 32) };
+    /// # Ok::<(), Error>(())
+    /// ```
+    pub fn mallocarray(&self, n: usize, size: usize, flags: Flags) -> Result<NonNull<[u8]>> {
+        // OVERFLOW: Checked; an overflow is an error, not a panic as in FreeBSD.
+        let bytes = n.checked_mul(size).ok_or(EOVERFLOW)?;
+        Ok(self.malloc(bytes, flags)?)
+    }
+
+    /// Resizes `ptr` from `old_size` to `new_size` bytes (`realloc`).
+    ///
+    /// A null `ptr` (or `old_size` 0) allocates; a `new_size` of 0 frees and returns a dangling
+    /// pointer. The contents are kept up to the smaller size. The change is accounted as a free
+    /// of the old block and an allocation of the new one, even when the block is resized in
+    /// place.
+    ///
+    /// # Errors
+    ///
+    /// [`AllocError`]; `ptr` is then still valid and no counter changes.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` is null, or was returned for `old_size` bytes by an allocation of this type and not
+    /// freed since; on success it must not be used again.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// kernel::malloc_define!(M_REALLOC_DOC, "realloc doc", "realloc() example");
+    ///
+    /// let p = M_REALLOC_DOC.malloc(10, GFP_KERNEL)?;
+    /// // SAFETY: `p` came from `M_REALLOC_DOC` with 10 bytes.
+    /// let p = unsafe { M_REALLOC_DOC.realloc(p.as_ptr().cast(), 10, 100, GFP_KERNEL)? };
+    /// assert_eq!(M_REALLOC_DOC.stats().mem_use(), 128);
+    /// // SAFETY: `p` came from `M_REALLOC_DOC` with 100 bytes and is not used again.
+    /// unsafe { M_REALLOC_DOC.free(p.as_ptr().cast(), 100) };
+    /// # Ok::<(), Error>(())
+    /// ```
+    pub unsafe fn realloc(
+        &self,
+        ptr: *mut u8,
+        old_size: usize,
+        new_size: usize,
+        flags: Flags,
+    ) -> Result<NonNull<[u8]>, AllocError> {
+        let layout = Layout::from_size_align(new_size, 1).map_err(|_| AllocError)?;
+        let old_layout = Layout::from_size_align(old_size, 1).map_err(|_| AllocError)?;
+        // SAFETY: By the safety requirements `ptr` is null or a live allocation of this type
+        // of `old_layout`.
+        unsafe {
+            self.realloc_layout(
+                NonNull::new(ptr),
+                layout,
+                old_layout,
+                flags,
+                NumaNode::NO_NODE,
+            )
+        }
+    }
+
+    /// Frees `ptr`, allocated with `size` bytes (`free(ptr, type)`); null (or `size` 0) is a
+    /// no-op.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` is null, or was returned for `size` bytes by an allocation of this type and not
+    /// freed since, and is not used again.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// kernel::malloc_define!(M_FREE_DOC, "free doc", "free() example");
+    ///
+    /// // SAFETY: Freeing null is a no-op.
+    /// unsafe { M_FREE_DOC.free(core::ptr::null_mut(), 8) };
+    /// assert_eq!(M_FREE_DOC.stats().numfrees, 0);
+    /// ```
+    pub unsafe fn free(&self, ptr: *mut u8, size: usize) {
+        let (Some(p), Ok(layout)) = (NonNull::new(ptr), Layout::from_size_align(size, 1)) else {
+            return;
+        };
+        // SAFETY: By the safety requirements `p` is a live allocation of this type of `layout`;
+        // a zero-sized new layout frees it.
+        let _ = unsafe {
+            self.realloc_layout(
+                Some(p),
+                Layout::new::<()>(),
+                layout,
+                crate::alloc::flags::GFP_NOWAIT,
+                NumaNode::NO_NODE,
+            )
+        };
+    }
+}
+
+/// Names a [`MallocType`] at the type level, so that an [`Allocator`] can charge it.
+///
+/// [`malloc_define!`](crate::malloc_define) implements it for a type of the same name as the
+/// static.
+pub trait MallocTypeTag {
+    /// Returns the malloc type.
+    fn get() -> &'static MallocType;
+}
+
+/// An [`Allocator`] that charges every allocation to the malloc type named by `M`.
+///
+/// # Examples
+///
+/// ```
+/// use kernel::alloc::{Box, Vec};
+/// use kernel::malloc_type::TypedAlloc;
+///
+/// kernel::malloc_define!(M_BOXED, "boxed", "Boxes and vectors");
+///
+/// let b = Box::<[u8; 100], TypedAlloc<M_BOXED>>::new([0; 100], GFP_KERNEL)?;
+/// assert_eq!(M_BOXED.stats().mem_use(), 128);
+/// drop(b);
+///
+/// let mut v = Vec::<u64, TypedAlloc<M_BOXED>>::new();
+/// for i in 0..10 {
+///     v.push(i, GFP_KERNEL)?;
+/// }
+/// assert_eq!(M_BOXED.stats().in_use(), 1);
+/// drop(v);
+/// assert_eq!(M_BOXED.stats().in_use(), 0);
+/// assert_eq!(M_BOXED.stats().mem_use(), 0);
+/// # Ok::<(), Error>(())
+/// ```
+pub struct TypedAlloc<M: MallocTypeTag>(PhantomData<M>);
+
+// SAFETY: `realloc` delegates to `MallocType::realloc_layout`, which allocates with kmalloc
+// (directly or through a zone's buckets) and resizes and frees any of these allocations, so
+// - memory remains valid until it is freed,
+// - any pointer it returned may be passed to it again,
+// - it has the guarantees of `Allocator::realloc` (contents kept up to the smaller size, the old
+//   block untouched on failure, alignment to `layout.align()` and at least
+//   `ARCH_KMALLOC_MINALIGN`, see `Kmalloc`).
+unsafe impl<M: MallocTypeTag> Allocator for TypedAlloc<M> {
+    const MIN_ALIGN: usize = bindings::ARCH_KMALLOC_MINALIGN;
+
+    #[inline]
+    unsafe fn realloc(
+        ptr: Option<NonNull<u8>>,
+        layout: Layout,
+        old_layout: Layout,
+        flags: Flags,
+        nid: NumaNode,
+    ) -> Result<NonNull<[u8]>, AllocError> {
+        // SAFETY: Same safety requirements as `Allocator::realloc`, for this type.
+        unsafe { M::get().realloc_layout(ptr, layout, old_layout, flags, nid) }
+    }
+}
+
+/// Declares a static malloc type (FreeBSD's `MALLOC_DEFINE`).
+///
+/// `malloc_define!(VIS NAME, "name", "description")` defines `VIS static NAME: MallocType`,
+/// registered without any call: at boot in vmlinux, at load in a module (and removed at
+/// unload). It also defines a type `NAME` implementing [`MallocTypeTag`], for
+/// [`TypedAlloc<NAME>`]. The name must have 1 to 31 bytes, checked at compile time; names need
+/// not be unique.
+///
+/// # Examples
+///
+/// ```
+/// kernel::malloc_define!(M_FOO_BAR, "foo bar", "FooBar subsystem");
+///
+/// assert_eq!(M_FOO_BAR.name(), c"foo bar");
+/// assert_eq!(M_FOO_BAR.description(), c"FooBar subsystem");
+/// assert!(M_FOO_BAR.is_registered());
+/// assert!(!M_FOO_BAR.is_module());
+/// ```
+#[macro_export]
+macro_rules! malloc_define {
+    ($vis:vis $name:ident, $short:literal, $long:literal $(,)?) => {
+        #[doc = $long]
+        $vis static $name: $crate::malloc_type::MallocType =
+            $crate::malloc_type::MallocType::__new($crate::c_str!($short), $crate::c_str!($long));
+
+        const _: () = {
+            ::core::assert!(
+                !$short.is_empty() && $short.len() <= $crate::malloc_type::NAME_MAX,
+                "a malloc type name must have 1 to 31 bytes"
+            );
+
+            #[used]
+            #[link_section = "__malloc_types_ptrs"]
+            static mut __MALLOC_TYPE_PTR: *const $crate::malloc_type::MallocType = &raw const $name;
+        };
+
+        #[doc = ::core::concat!("Allocator tag of [`", ::core::stringify!($name), "`].")]
+        #[allow(non_camel_case_types, dead_code)]
+        $vis enum $name {}
+
+        impl $crate::malloc_type::MallocTypeTag for $name {
+            fn get() -> &'static $crate::malloc_type::MallocType {
+                &$name
+            }
+        }
+    };
+}
+
+#[cfg(CONFIG_RUST_MALLOC_TYPE_KUNIT_TEST)]
+#[macros::kunit_tests(rust_malloc_type)]
+mod tests {
+    use super::*;
+    use crate::alloc::{
+        flags::{
+            __GFP_NOWARN,
+            GFP_ATOMIC,
+            GFP_KERNEL,
+            GFP_NOWAIT, //
+        },
+        Box,
+        Vec, //
+    };
+
+    fn bit(z: i32) -> u64 {
+        if z < 0 {
+            0
+        } else {
+            1u64 << z
+        }
+    }
+
+    #[test]
+    fn zone_tables() {
+        for (i, &z) in ZONE_SIZES.iter().enumerate() {
+            assert_eq!(zindx(z), i as i32);
+            assert_eq!(accounted_size(z), z);
+            if i > 0 {
+                assert_eq!(zindx(ZONE_SIZES[i - 1] + 1), i as i32);
+                assert_eq!(accounted_size(ZONE_SIZES[i - 1] + 1), z);
+            }
+        }
+        assert_eq!(zindx(KMALLOC_MAX_CACHE_SIZE + 1), -1);
+        assert_eq!(
+            accounted_size(KMALLOC_MAX_CACHE_SIZE + 1),
+            4 * crate::page::PAGE_SIZE
+        );
+    }
+
+    #[test]
+    fn size_class_boundaries() -> Result {
+        crate::malloc_define!(M_T_BOUNDS, "kunit bounds", "Size class boundaries");
+        let t = &M_T_BOUNDS;
+        assert!(t.is_registered());
+        // (request, accounted bytes, zindx)
+        let cases: [(usize, usize, i32); 11] = [
+            (0, 0, -1),
+            (1, 8, 0),
+            (8, 8, 0),
+            (9, 16, 1),
+            (96, 96, 4),
+            (97, 128, 5),
+            (192, 192, 6),
+            (193, 256, 7),
+            (8192, 8192, 12),
+            (8193, 16384, -1),
+            (100_000, 131_072, -1),
+        ];
+        for &(size, acc, z) in cases.iter() {
+            let before = t.stats();
+            let p = t.malloc(size, GFP_KERNEL)?;
+            assert_eq!(p.len(), size);
+            assert_eq!(zindx(size), z);
+            assert_eq!(accounted_size(size), acc);
+            let mid = t.stats();
+            let n = if size == 0 { 0 } else { 1 };
+            assert_eq!(mid.memalloced - before.memalloced, acc as u64);
+            assert_eq!(mid.numallocs - before.numallocs, n);
+            assert_eq!(mid.size & bit(z), bit(z));
+            if size > 0 {
+                // SAFETY: `p` is valid for `size` bytes.
+                unsafe { p.cast::<u8>().as_ptr().add(size - 1).write(0xa5) };
+            }
+            // SAFETY: `p` came from `t` with `size` bytes and is not used again.
+            unsafe { t.free(p.as_ptr().cast(), size) };
+            let after = t.stats();
+            assert_eq!(after.memfreed - mid.memfreed, acc as u64);
+            assert_eq!(after.numfrees - mid.numfrees, n);
+        }
+        let s = t.stats();
+        assert_eq!(s.in_use(), 0);
+        assert_eq!(s.mem_use(), 0);
+        assert_eq!(s.numallocs, 10);
+        let mask = (1 << 0) | (1 << 1) | (1 << 4) | (1 << 5) | (1 << 6) | (1 << 7) | (1 << 12);
+        assert_eq!(s.size, mask);
+        Ok(())
+    }
+
+    #[test]
+    fn exact_counters_one_cpu() -> Result {
+        crate::malloc_define!(M_T_ONECPU, "kunit one cpu", "Counters on one CPU");
+        let t = &M_T_ONECPU;
+        let cpu = {
+            let guard = PreemptGuard::new();
+            let a = t.malloc(10, GFP_NOWAIT)?;
+            let b = t.zmalloc(200, GFP_NOWAIT)?;
+            let c = t.malloc(5000, GFP_NOWAIT)?;
+            // SAFETY: Each pointer came from `t` with the given size and is not used again.
+            unsafe {
+                t.free(a.as_ptr().cast(), 10);
+                t.free(b.as_ptr().cast(), 200);
+            }
+            let s = t.stats_cpu(guard.cpu());
+            assert_eq!(s.memalloced, 16 + 256 + 8192);
+            assert_eq!(s.memfreed, 16 + 256);
+            assert_eq!(s.numallocs, 3);
+            assert_eq!(s.numfrees, 2);
+            assert_eq!(s.size, (1 << 1) | (1 << 7) | (1 << 12));
+            // SAFETY: As above.
+            unsafe { t.free(c.as_ptr().cast(), 5000) };
+            guard.cpu()
+        };
+        for other in percpu::possible_cpus().filter(|&c| c != cpu) {
+            assert!(t.stats_cpu(other) == Stats::default());
+        }
+        let s = t.stats();
+        assert_eq!(s.memfreed, 16 + 256 + 8192);
+        assert_eq!(s.numfrees, 3);
+        assert_eq!(s.in_use(), 0);
+        Ok(())
+    }
+
+    crate::malloc_define!(M_T_XCPU, "kunit cross cpu", "Counters across CPUs");
+
+    /// Allocates `cpu + 1` blocks of 64 bytes on the current CPU and stores their addresses.
+    ///
+    /// # Safety
+    ///
+    /// `arg` points to a `[usize; 3]` that nothing else accesses during the call.
+    unsafe extern "C" fn alloc_on_cpu(arg: *mut c_void) {
+        // SAFETY: `arg` is the `[usize; 3]` of `exact_counters_across_cpus`, borrowed for the
+        // synchronous cross-CPU call.
+        let out = unsafe { &mut *arg.cast::<[usize; 3]>() };
+        let cpu = CpuId::current().as_u32() as usize;
+        // `cpu + 1` allocations of 64 bytes, in hard interrupt context (`GFP_ATOMIC`).
+        for i in 0..=cpu.min(out.len() - 1) {
+            if let Ok(p) = M_T_XCPU.malloc(64, GFP_ATOMIC) {
+                out[i] = p.as_ptr().cast::<u8>() as usize;
+            }
+        }
+    }
+
+    #[test]
+    fn exact_counters_across_cpus() -> Result {
+        let t = &M_T_XCPU;
+        let mut visited = 0;
+        for cpu in percpu::possible_cpus() {
+            let c = cpu.as_u32() as usize;
+            if c >= 3 {
+                break;
+            }
+            let mut ptrs = [0usize; 3];
+            // SAFETY: `alloc_on_cpu` has the right signature; `ptrs` outlives the synchronous
+            // (`wait`) call.
+            let r = unsafe {
+                bindings::smp_call_function_single(
+                    cpu.as_u32() as i32,
+                    Some(alloc_on_cpu),
+                    ptr::from_mut(&mut ptrs).cast(),
+                    true,
+                )
+            };
+            if r != 0 {
+                // The CPU is not online.
+                continue;
+            }
+            visited += 1;
+            let s = t.stats_cpu(cpu);
+            assert_eq!(s.numallocs, c as u64 + 1);
+            assert_eq!(s.memalloced, 64 * (c as u64 + 1));
+            assert_eq!(s.size, 1 << 3);
+            for &p in ptrs.iter().take(c + 1) {
+                assert!(p != 0);
+                // SAFETY: `p` came from `t` with 64 bytes and is not used again.
+                unsafe { t.free(p as *mut u8, 64) };
+            }
+        }
+        assert!(visited >= 1);
+        let s = t.stats();
+        assert_eq!(s.in_use(), 0);
+        assert_eq!(s.mem_use(), 0);
+        Ok(())
+    }
+
+    #[test]
+    fn realloc_grow_shrink_in_place() -> Result {
+        crate::malloc_define!(M_T_REALLOC, "kunit realloc", "realloc accounting");
+        let t = &M_T_REALLOC;
+        let p = t.malloc(10, GFP_KERNEL)?;
+        // SAFETY: `p` is valid for 10 bytes.
+        unsafe { ptr::write_bytes(p.as_ptr().cast::<u8>(), 0x5a, 10) };
+        // In place (same bucket): accounted as a free of 16 and an allocation of 16.
+        // SAFETY: `p` came from `t` with 10 bytes.
+        let p = unsafe { t.realloc(p.as_ptr().cast(), 10, 12, GFP_KERNEL)? };
+        let s = t.stats();
+        assert_eq!(
+            (s.numallocs, s.numfrees, s.memalloced, s.memfreed),
+            (2, 1, 32, 16)
+        );
+        // Growth.
+        // SAFETY: `p` came from `t` with 12 bytes.
+        let p = unsafe { t.realloc(p.as_ptr().cast(), 12, 100, GFP_KERNEL)? };
+        assert_eq!(t.stats().mem_use(), 128);
+        // Shrink.
+        // SAFETY: `p` came from `t` with 100 bytes.
+        let p = unsafe { t.realloc(p.as_ptr().cast(), 100, 50, GFP_KERNEL)? };
+        assert_eq!(t.stats().mem_use(), 64);
+        // SAFETY: `p` is valid for 50 bytes, of which the first 10 were kept.
+        let bytes = unsafe { core::slice::from_raw_parts(p.as_ptr().cast::<u8>(), 10) };
+        assert!(bytes.iter().all(|&b| b == 0x5a));
+        // A failed resize keeps the block and the counters.
+        let before = t.stats();
+        // SAFETY: `p` came from `t` with 50 bytes.
+        let r = unsafe { t.realloc(p.as_ptr().cast(), 50, KMALLOC_MAX_SIZE + 1, GFP_KERNEL) };
+        assert!(r.is_err());
+        assert!(t.stats() == before);
+        // Resize to 0 frees.
+        // SAFETY: `p` came from `t` with 50 bytes and is not used again.
+        let z = unsafe { t.realloc(p.as_ptr().cast(), 50, 0, GFP_KERNEL)? };
+        assert_eq!(z.len(), 0);
+        let s = t.stats();
+        assert_eq!((s.in_use(), s.mem_use()), (0, 0));
+        assert_eq!((s.numallocs, s.numfrees), (4, 4));
+        // Realloc of null allocates.
+        // SAFETY: Null is accepted.
+        let p = unsafe { t.realloc(ptr::null_mut(), 0, 8, GFP_KERNEL)? };
+        assert_eq!(t.stats().in_use(), 1);
+        // SAFETY: `p` came from `t` with 8 bytes and is not used again.
+        unsafe { t.free(p.as_ptr().cast(), 8) };
+        assert_eq!(t.stats().in_use(), 0);
+        Ok(())
+    }
+
+    #[test]
+    fn array_overflow_and_failure() -> Result {
+        crate::malloc_define!(M_T_FAIL, "kunit failure", "Failures change nothing");
+        let t = &M_T_FAIL;
+        assert_eq!(
+            t.mallocarray(usize::MAX / 2 + 1, 2, GFP_KERNEL).err(),
+            Some(EOVERFLOW)
+        );
+        assert_eq!(
+            t.mallocarray(2, usize::MAX, GFP_KERNEL).err(),
+            Some(EOVERFLOW)
+        );
+        assert!(t.malloc(usize::MAX, GFP_KERNEL).is_err());
+        assert!(t
+            .malloc(KMALLOC_MAX_SIZE + 1, GFP_KERNEL | __GFP_NOWARN)
+            .is_err());
+        assert_eq!(
+            t.mallocarray(KMALLOC_MAX_SIZE, 2, GFP_KERNEL | __GFP_NOWARN)
+                .err(),
+            Some(ENOMEM)
+        );
+        assert!(t.stats() == Stats::default());
+        let p = t.mallocarray(3, 4, GFP_KERNEL)?;
+        assert_eq!(t.stats().memalloced, 16);
+        // SAFETY: `p` came from `t` with 12 bytes and is not used again.
+        unsafe { t.free(p.as_ptr().cast(), 12) };
+        // Freeing null is a no-op.
+        // SAFETY: Null is accepted.
+        unsafe { t.free(ptr::null_mut(), 12) };
+        let s = t.stats();
+        assert_eq!((s.numallocs, s.numfrees), (1, 1));
+        Ok(())
+    }
+
+    crate::malloc_define!(M_T_ZONE_A, "kunit zone a", "Zone assignment");
+    crate::malloc_define!(M_T_ZONE_B, "kunit zone b", "Zone assignment");
+    crate::malloc_define!(M_T_ZONE_C, "kunit zone c", "Zone assignment");
+    crate::malloc_define!(M_T_ZONE_D, "kunit zone d", "Zone assignment");
+    crate::malloc_define!(M_T_ZONE_E, "kunit zone e", "Zone assignment");
+    crate::malloc_define!(M_T_ZONE_F, "kunit zone f", "Zone assignment");
+
+    #[test]
+    fn zone_assignment() -> Result {
+        let n = numzones();
+        assert!(n >= 1);
+        for name in [c"a", c"devbuf", c"kunit zone a", c"foo bar"] {
+            assert_eq!(zone_for_name(name, 0), 0);
+            assert_eq!(zone_for_name(name, 1), 0);
+            for z in 2..=16 {
+                assert!(zone_for_name(name, z) < z);
+            }
+        }
+        let types = [
+            &M_T_ZONE_A,
+            &M_T_ZONE_B,
+            &M_T_ZONE_C,
+            &M_T_ZONE_D,
+            &M_T_ZONE_E,
+            &M_T_ZONE_F,
+        ];
+        for t in types {
+            assert_eq!(t.zone(), zone_for_name(t.name(), n));
+            assert!(t.zone() < n);
+            // Allocate, resize and free through the type's zone.
+            let p = t.malloc(24, GFP_KERNEL)?;
+            // SAFETY: `p` is valid for 24 bytes.
+            unsafe { ptr::write_bytes(p.as_ptr().cast::<u8>(), 7, 24) };
+            // SAFETY: `p` came from `t` with 24 bytes.
+            let p = unsafe { t.realloc(p.as_ptr().cast(), 24, 300, GFP_KERNEL)? };
+            // SAFETY: The first 24 bytes were kept.
+            let kept = unsafe { core::slice::from_raw_parts(p.as_ptr().cast::<u8>(), 24) };
+            assert!(kept.iter().all(|&b| b == 7));
+            let s = t.stats();
+            assert_eq!(
+                (s.memalloced, s.memfreed, s.size),
+                (32 + 512, 32, (1 << 2) | (1 << 8))
+            );
+            // SAFETY: `p` came from `t` with 300 bytes and is not used again.
+            unsafe { t.free(p.as_ptr().cast(), 300) };
+            assert_eq!(t.stats().mem_use(), 0);
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn registry() -> Result {
+        crate::malloc_define!(M_T_REG1, "kunit registry", "Registry walk");
+        crate::malloc_define!(M_T_REG2, "kunit registry", "Duplicate name");
+        assert!(M_T_REG1.id() != 0 && M_T_REG2.id() != 0);
+        assert!(M_T_REG1.id() != M_T_REG2.id());
+        let mut n = 0u32;
+        let mut dup = 0;
+        let mut prev_id = u64::MAX;
+        let mut ok = true;
+        for_each(|t| {
+            n += 1;
+            // Newest first: ids decrease.
+            ok &= t.id() < prev_id;
+            prev_id = t.id();
+            ok &= t.is_registered() && t.name().to_bytes().len() <= NAME_MAX;
+            if t.name() == c"kunit registry" {
+                dup += 1;
+                ok &= !t.is_module();
+            }
+        });
+        assert!(ok);
+        assert_eq!(dup, 2);
+        assert_eq!(n, count());
+        let snap = M_T_REG1.snapshot();
+        assert_eq!(&snap.name[..15], b"kunit registry\0");
+        assert_eq!(snap.id, M_T_REG1.id());
+        let h = M_T_REG2.uapi_header();
+        assert_eq!(h.mth_id, M_T_REG2.id());
+        assert_eq!(h.mth_flags, 0);
+        // Errors stop the walk and come back.
+        let mut calls = 0;
+        let r = try_for_each(|_| {
+            calls += 1;
+            Err(EAGAIN)
+        });
+        assert_eq!(r.err(), Some(EAGAIN));
+        assert_eq!(calls, 1);
+        Ok(())
+    }
+
+    #[test]
+    fn typed_box_and_vec() -> Result {
+        crate::malloc_define!(M_T_ALLOC, "kunit allocator", "Box and Vec");
+        #[repr(align(64))]
+        struct Aligned([u8; 64]);
+        {
+            let b = Box::<[u8; 100], TypedAlloc<M_T_ALLOC>>::new([1; 100], GFP_KERNEL)?;
+            assert_eq!(b[99], 1);
+            assert_eq!(M_T_ALLOC.stats().mem_use(), 128);
+            let a = Box::<Aligned, TypedAlloc<M_T_ALLOC>>::new(Aligned([2; 64]), GFP_KERNEL)?;
+            assert_eq!(ptr::from_ref(&*a) as usize % 64, 0);
+            assert_eq!(a.0[63], 2);
+            assert_eq!(M_T_ALLOC.stats().mem_use(), 192);
+        }
+        assert_eq!(M_T_ALLOC.stats().mem_use(), 0);
+        {
+            let mut v = Vec::<u64, TypedAlloc<M_T_ALLOC>>::new();
+            for i in 0..100 {
+                v.push(i, GFP_KERNEL)?;
+            }
+            assert_eq!(v[99], 99);
+            let s = M_T_ALLOC.stats();
+            assert_eq!(s.in_use(), 1);
+            assert_eq!(s.mem_use(), accounted_size(v.capacity() * 8) as i64);
+        }
+        let s = M_T_ALLOC.stats();
+        assert_eq!((s.in_use(), s.mem_use()), (0, 0));
+        Ok(())
+    }
+}
