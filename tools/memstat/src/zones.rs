@@ -73,10 +73,10 @@ impl ZoneSizes {
     /// Like [`ZoneSizes::from_sysctl`], without the fallback.
     pub fn try_from_sysctl(sysctl_dir: &Path) -> Result<ZoneSizes> {
         let p = sysctl_dir.join("vm/malloc_zone_sizes");
-        let text = fs::read_to_string(&p).map_err(|e| Error::from_io(&p, e))?;
+        let text = read_sysctl(&p)?;
         let mut z = ZoneSizes::parse(&text)?;
         let cp = sysctl_dir.join("vm/malloc_zone_count");
-        if let Ok(c) = fs::read_to_string(&cp) {
+        if let Ok(c) = read_sysctl(&cp) {
             let n: usize = c
                 .trim()
                 .parse()
@@ -124,4 +124,32 @@ impl ZoneSizes {
             .map(|(_, s)| *s)
             .collect()
     }
+}
+
+/// Reads a sysctl file with a single `read()`.
+///
+/// The kernel's sysctl handlers (`proc_dointvec()` and friends) return end-of-file for a read
+/// at a non-zero offset, so a file must be read in one call with a buffer large enough for all
+/// of it; `fs::read_to_string` starts with a short probe read and would see only its first 32
+/// bytes.
+pub fn read_sysctl(path: &Path) -> Result<String> {
+    use std::io::Read;
+    let mut f = fs::File::open(path).map_err(|e| Error::from_io(path, e))?;
+    let mut buf = vec![0u8; 64 * 1024];
+    let n = loop {
+        match f.read(&mut buf) {
+            Ok(n) => break n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(Error::from_io(path, e)),
+        }
+    };
+    if n == buf.len() {
+        return Err(Error::data(format!(
+            "{}: larger than {} bytes",
+            path.display(),
+            buf.len()
+        )));
+    }
+    buf.truncate(n);
+    String::from_utf8(buf).map_err(|_| Error::data(format!("{}: not text", path.display())))
 }

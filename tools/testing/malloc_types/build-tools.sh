@@ -7,4 +7,4 @@ mt_step "build tools"
 [ -f "$MT_ROOT/tools/memstat/Cargo.toml" ] || exit 0
 export CARGO_TARGET_DIR="$MT_CACHE/cargo-target"
 (cd "$MT_ROOT/tools/memstat" &&
-	mt_run cargo "+$RUST_VERSION" build --release --locked --target x86_64-unknown-linux-musl)
+	mt_run cargo "+$RUST_VERSION" build --release --locked --target x86_64-unknown-linux-musl --bins --examples)

@@ -31,6 +31,8 @@ musl="$MT_CACHE/cargo-target/x86_64-unknown-linux-musl/release"
 for tool in memstat dtmalloc; do
 	[ -x "$musl/$tool" ] && install -m 0755 "$musl/$tool" "$stage/bin/$tool"
 done
+# The library's example that reads a stream with every read size (guest tests).
+[ -x "$musl/examples/read_sizes" ] && install -m 0755 "$musl/examples/read_sizes" "$stage/bin/memstat-read-sizes"
 echo "root:x:0:0:root:/root:/bin/sh" >"$stage/etc/passwd"
 echo "nobody:x:65534:65534:nobody:/:/bin/sh" >>"$stage/etc/passwd"
 printf 'root:x:0:\nnogroup:x:65534:\n' >"$stage/etc/group"

@@ -1,0 +1,395 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Malloc type statistics for userspace.
+//!
+//! - `/proc/malloc_types`: a table for people with the columns of FreeBSD's `vmstat -m` (Type,
+//!   InUse, MemUse, Requests, Size(s)) and the type's zone, behind a version line, as
+//!   `/proc/slabinfo` and `/proc/allocinfo` are.
+//! - `/proc/malloc_stats`: the binary stream for programs, laid out as FreeBSD's
+//!   `kern.malloc_stats` sysctl (`include/uapi/linux/malloc_type.h`).
+//! - sysctls `kernel.malloc_count`, `vm.malloc_zone_count`, `vm.malloc_zone_sizes` and
+//!   `vm.malloc_numzones`.
+//!
+//! Both files are readable by root only: they reveal the heap's layout.
+//!
+//! See `Documentation/core-api/malloc_types.rst`.
+
+use core::fmt::{self, Write};
+use kernel::{
+    alloc::KVec,
+    cpu::{nr_cpu_ids, CpuId},
+    malloc_type::{self, MallocType, Stats, ZONE_COUNT, ZONE_SIZES},
+    prelude::*,
+    proc_fs::{SingleFile, SingleShow},
+    seq_file::SeqFile,
+    sysctl::{self, ro_ints, IntValues, ReadInts},
+};
+
+module! {
+    type: MallocTypeProc,
+    name: "malloc_type_proc",
+    authors: ["malloc types for Linux developers"],
+    description: "Malloc type statistics in /proc and sysctls",
+    license: "GPL",
+}
+
+/// Version of the `/proc/malloc_types` format, printed on its first line.
+const TYPES_VERSION: &str = "1.0";
+
+/// `MALLOC_TYPE_STREAM_VERSION` of the binary stream.
+const STREAM_VERSION: u32 = kernel::bindings::MALLOC_TYPE_STREAM_VERSION;
+
+struct MallocTypeProc {
+    _types: SingleFile<TypesFile>,
+    _stats: SingleFile<StatsFile>,
+    _kernel: sysctl::Registration,
+    _vm: sysctl::Registration,
+}
+
+impl kernel::Module for MallocTypeProc {
+    fn init(_module: &'static ThisModule) -> Result<Self> {
+        Ok(Self {
+            _types: SingleFile::new(c"malloc_types", 0o400)?,
+            _stats: SingleFile::new(c"malloc_stats", 0o400)?,
+            _kernel: sysctl::Registration::register(
+                c"kernel",
+                &[ro_ints::<MallocCount>(c"malloc_count")],
+            )?,
+            _vm: sysctl::Registration::register(
+                c"vm",
+                &[
+                    ro_ints::<ZoneCount>(c"malloc_zone_count"),
+                    ro_ints::<ZoneSizes>(c"malloc_zone_sizes"),
+                    ro_ints::<NumZones>(c"malloc_numzones"),
+                ],
+            )?,
+        })
+    }
+}
+
+/// Where the files' contents go: the seq_file of a reader, or a buffer (tests).
+///
+/// Readers write straight into the seq_file, so that reading the files allocates nothing that
+/// the files themselves count (Rust allocations are charged to the type "rust kmalloc").
+trait Sink: Write {
+    /// Appends `bytes`.
+    fn put(&mut self, bytes: &[u8]) -> Result;
+}
+
+/// The seq_file of a reader.
+struct SeqOut<'a>(&'a SeqFile);
+
+impl Write for SeqOut<'_> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        self.0.write(s.as_bytes());
+        Ok(())
+    }
+}
+
+impl Sink for SeqOut<'_> {
+    fn put(&mut self, bytes: &[u8]) -> Result {
+        self.0.write(bytes);
+        Ok(())
+    }
+}
+
+/// A growable byte buffer.
+struct Buf(KVec<u8>);
+
+impl Write for Buf {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        self.put(s.as_bytes()).map_err(|_| fmt::Error)
+    }
+}
+
+impl Sink for Buf {
+    fn put(&mut self, bytes: &[u8]) -> Result {
+        Ok(self.0.extend_from_slice(bytes, GFP_KERNEL)?)
+    }
+}
+
+/// Writes the header of `/proc/malloc_types`: the version line and the legend.
+fn write_types_header(out: &mut impl Write) -> fmt::Result {
+    write!(out, "malloc_types - version: {TYPES_VERSION}\n")?;
+    write!(
+        out,
+        "# {:>11} {:>5} {:>6} {:>8} {:>4}  {}\n",
+        "Type", "InUse", "MemUse", "Requests", "Zone", "Size(s)"
+    )
+}
+
+/// Writes one row of `/proc/malloc_types` for a type called `name` in zone `zone` with the
+/// statistics `s` summed over the possible CPUs.
+///
+/// InUse is allocations minus frees and MemUse the bytes in use in KiB, rounded up, with a `K`
+/// suffix, as `vmstat -m` prints them; both are clamped to 0 when racing per-CPU reads make them
+/// negative. Size(s) lists the kmalloc size classes the type has used, comma-separated.
+fn write_type_row(out: &mut impl Write, name: &[u8], zone: u32, s: &Stats) -> fmt::Result {
+    let in_use = s.in_use().max(0);
+    // CAST: Clamped to be non-negative just before.
+    let mem_use_kib = (s.mem_use().max(0) as u64).div_ceil(1024);
+    let name = core::str::from_utf8(name).unwrap_or("?");
+    write!(
+        out,
+        "{name:>13} {in_use:>5} {mem_use_kib:>5}K {:>8} {zone:>4}  ",
+        s.numallocs
+    )?;
+    let mut first = true;
+    for (i, size) in ZONE_SIZES.iter().enumerate().take(ZONE_COUNT) {
+        if s.size & (1u64 << i) != 0 {
+            if !first {
+                out.write_char(',')?;
+            }
+            first = false;
+            write!(out, "{size}")?;
+        }
+    }
+    out.write_char('\n')
+}
+
+/// `/proc/malloc_types`.
+struct TypesFile;
+
+impl SingleShow for TypesFile {
+    fn show(m: &SeqFile) -> Result {
+        let mut out = SeqOut(m);
+        write_types_header(&mut out).map_err(|_| ENOMEM)?;
+        malloc_type::try_for_each(|t: &MallocType| {
+            write_type_row(&mut out, t.name().to_bytes(), t.zone(), &t.stats()).map_err(|_| ENOMEM)
+        })
+    }
+}
+
+// The stream's records, as laid out in `include/uapi/linux/malloc_type.h`.
+const STREAM_HEADER_SIZE: usize = 16;
+const TYPE_HEADER_SIZE: usize = 64;
+const STATS_SIZE: usize = 64;
+const _: () = {
+    use kernel::bindings::{malloc_type_header, malloc_type_stats, malloc_type_stream_header};
+    assert!(size_of::<malloc_type_stream_header>() == STREAM_HEADER_SIZE);
+    assert!(size_of::<malloc_type_header>() == TYPE_HEADER_SIZE);
+    assert!(size_of::<malloc_type_stats>() == STATS_SIZE);
+};
+
+/// Appends `struct malloc_type_stream_header` for `count` types of `ncpus` records to `out`.
+fn put_stream_header(out: &mut impl Sink, ncpus: u32, count: u32) -> Result {
+    for v in [STREAM_VERSION, ncpus, count, 0] {
+        out.put(&v.to_ne_bytes())?;
+    }
+    Ok(())
+}
+
+/// Appends `struct malloc_type_header` of `t` to `out`.
+fn put_type_header(out: &mut impl Sink, t: &MallocType) -> Result {
+    let mut name = [0u8; 32];
+    let bytes = t.name().to_bytes();
+    let n = bytes.len().min(name.len() - 1);
+    name[..n].copy_from_slice(&bytes[..n]);
+    let flags = if t.is_module() {
+        kernel::bindings::MALLOC_TYPE_F_MODULE
+    } else {
+        0
+    };
+    out.put(&name)?;
+    out.put(&t.id().to_ne_bytes())?;
+    out.put(&t.zone().to_ne_bytes())?;
+    out.put(&flags.to_ne_bytes())?;
+    out.put(&[0u8; 16])
+}
+
+/// Appends `struct malloc_type_stats` with the counters of `s` to `out`.
+fn put_stats(out: &mut impl Sink, s: &Stats) -> Result {
+    for v in [s.memalloced, s.memfreed, s.numallocs, s.numfrees, s.size] {
+        out.put(&v.to_ne_bytes())?;
+    }
+    out.put(&[0u8; 24])
+}
+
+/// Writes the whole `/proc/malloc_stats` stream of the types registered now to `out`.
+///
+/// The registry is walked once with the registry mutex held, which also keeps the number of
+/// types fixed, so the stream is complete and consistent: it holds exactly the types present at
+/// that time, and its header counts them. Each type has one record per CPU id below
+/// `nr_cpu_ids`; ids that are not possible CPUs get zeros.
+fn write_stream(out: &mut impl Sink) -> Result {
+    let ncpus = nr_cpu_ids();
+    let mut header_done = false;
+    malloc_type::try_for_each(|t: &MallocType| -> Result {
+        if !header_done {
+            // Registration needs the mutex this walk holds: the count cannot change under it.
+            put_stream_header(out, ncpus, malloc_type::count())?;
+            header_done = true;
+        }
+        put_type_header(out, t)?;
+        for cpu in 0..ncpus {
+            let s = CpuId::from_u32(cpu).map_or_else(Stats::default, |c| t.stats_cpu(c));
+            put_stats(out, &s)?;
+        }
+        Ok(())
+    })?;
+    if !header_done {
+        put_stream_header(out, ncpus, 0)?;
+    }
+    Ok(())
+}
+
+/// `/proc/malloc_stats`.
+struct StatsFile;
+
+impl SingleShow for StatsFile {
+    fn show(m: &SeqFile) -> Result {
+        write_stream(&mut SeqOut(m))
+    }
+}
+
+/// `kernel.malloc_count`: the number of registered types.
+struct MallocCount;
+
+impl ReadInts for MallocCount {
+    fn read(out: &mut IntValues) -> Result {
+        out.push(i32::try_from(malloc_type::count())?)
+    }
+}
+
+/// `vm.malloc_zone_count`: the number of kmalloc size classes a zindx can name.
+struct ZoneCount;
+
+impl ReadInts for ZoneCount {
+    fn read(out: &mut IntValues) -> Result {
+        out.push(i32::try_from(ZONE_COUNT)?)
+    }
+}
+
+/// `vm.malloc_zone_sizes`: the size in bytes of the kmalloc size class of each zindx.
+struct ZoneSizes;
+
+impl ReadInts for ZoneSizes {
+    fn read(out: &mut IntValues) -> Result {
+        for &size in ZONE_SIZES.iter() {
+            out.push(i32::try_from(size)?)?;
+        }
+        Ok(())
+    }
+}
+
+/// `vm.malloc_numzones`: the number of zones (`malloc_types.numzones=`).
+struct NumZones;
+
+impl ReadInts for NumZones {
+    fn read(out: &mut IntValues) -> Result {
+        out.push(i32::try_from(malloc_type::numzones())?)
+    }
+}
+
+#[kunit_tests(malloc_type_proc)]
+mod tests {
+    use super::*;
+
+    fn row(name: &[u8], zone: u32, s: &Stats) -> Result<KVec<u8>> {
+        let mut buf = Buf(KVec::new());
+        write_type_row(&mut buf, name, zone, s).map_err(|_| ENOMEM)?;
+        Ok(buf.0)
+    }
+
+    #[test]
+    fn header() -> Result {
+        let mut buf = Buf(KVec::new());
+        write_types_header(&mut buf).map_err(|_| ENOMEM)?;
+        assert_eq!(
+            &buf.0[..],
+            b"malloc_types - version: 1.0\n#        Type InUse MemUse Requests Zone  Size(s)\n"
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn row_columns_and_sizes() -> Result {
+        // 3 allocations of 16, 96 and 8192 bytes, one of them freed.
+        let s = Stats {
+            memalloced: 16 + 96 + 8192,
+            memfreed: 16,
+            numallocs: 3,
+            numfrees: 1,
+            size: (1 << 1) | (1 << 4) | (1 << 12),
+        };
+        assert_eq!(
+            &row(b"devbuf", 0, &s)?[..],
+            b"       devbuf     2     9K        3    0  16,96,8192\n"
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn row_rounds_kib_up() -> Result {
+        let one = Stats { memalloced: 1, numallocs: 1, ..Default::default() };
+        assert_eq!(&row(b"t", 2, &one)?[..], b"            t     1     1K        1    2  \n");
+        let exact = Stats { memalloced: 2048, numallocs: 1, size: 1 << 10, ..Default::default() };
+        assert_eq!(&row(b"t", 0, &exact)?[..], b"            t     1     2K        1    0  2048\n");
+        Ok(())
+    }
+
+    #[test]
+    fn row_clamps_negative_balances() -> Result {
+        // Racing per-CPU reads can see a free before its allocation.
+        let s = Stats { memalloced: 64, memfreed: 128, numallocs: 1, numfrees: 2, size: 1 << 3 };
+        assert_eq!(&row(b"racy", 0, &s)?[..], b"         racy     0     0K        1    0  64\n");
+        Ok(())
+    }
+
+    #[test]
+    fn long_names_push_columns_right() -> Result {
+        let s = Stats::default();
+        assert_eq!(
+            &row(b"a name longer than 13", 0, &s)?[..],
+            b"a name longer than 13     0     0K        0    0  \n"
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn stream_is_complete() -> Result {
+        kernel::malloc_define!(M_STREAM_TEST, "stream test", "A type in the stream");
+        let p = M_STREAM_TEST.malloc(100, GFP_KERNEL)?;
+        let mut buf = Buf(KVec::new());
+        write_stream(&mut buf)?;
+        let stream = buf.0;
+        // SAFETY: `p` was allocated by `M_STREAM_TEST.malloc` with size 100 just above.
+        unsafe { M_STREAM_TEST.free(p.as_ptr().cast(), 100) };
+
+        let u32_at = |off: usize| u32::from_ne_bytes([stream[off], stream[off + 1], stream[off + 2], stream[off + 3]]);
+        assert_eq!(u32_at(0), STREAM_VERSION);
+        let ncpus = u32_at(4) as usize;
+        let count = u32_at(8) as usize;
+        assert_eq!(ncpus, nr_cpu_ids() as usize);
+        assert!(count >= 1);
+        let per_type = 64 + 64 * ncpus;
+        assert_eq!(stream.len(), 16 + count * per_type);
+
+        // Find the test type by name and check its summed records.
+        let mut found = 0;
+        for i in 0..count {
+            let base = 16 + i * per_type;
+            if &stream[base..base + 12] != b"stream test\0" {
+                continue;
+            }
+            found += 1;
+            let (mut allocs, mut bytes, mut mask) = (0u64, 0u64, 0u64);
+            for cpu in 0..ncpus {
+                let rec = base + 64 + cpu * 64;
+                let u64_at = |off: usize| {
+                    let mut a = [0u8; 8];
+                    a.copy_from_slice(&stream[off..off + 8]);
+                    u64::from_ne_bytes(a)
+                };
+                bytes += u64_at(rec);
+                allocs += u64_at(rec + 16);
+                mask |= u64_at(rec + 32);
+            }
+            assert_eq!(allocs, 1);
+            assert_eq!(bytes, 128);
+            assert_eq!(mask, 1 << 5);
+        }
+        assert_eq!(found, 1);
+        Ok(())
+    }
+}

@@ -1,0 +1,109 @@
+#!/bin/sh
+# /proc/malloc_types, /proc/malloc_stats and the malloc sysctls: modes and
+# permissions, exact values after known allocation sequences (the leak test
+# module, 200 types of the many-types module), the stream read back with
+# every read size, agreement of memstat with the text file, and readers
+# racing module load/unload.
+name=40-malloc-type-proc
+fail() { echo "$name: FAIL: $*"; exit 1; }
+note() { echo "$name: $*"; }
+leak=/lib/modules/malloc_type_leak_test.ko
+many=/lib/modules/malloc_type_many_test.ko
+types=/proc/malloc_types
+stats=/proc/malloc_stats
+
+for f in $types $stats; do
+	[ -f $f ] || fail "$f is missing"
+	[ "$(stat -c %a $f)" = 400 ] || fail "$f has mode $(stat -c %a $f), expected 400"
+done
+[ "$(head -n 1 $types)" = "malloc_types - version: 1.0" ] || fail "bad version line: $(head -n 1 $types)"
+[ "$(sed -n 2p $types)" = "#        Type InUse MemUse Requests Zone  Size(s)" ] ||
+	fail "bad legend: $(sed -n 2p $types)"
+
+# sysctls.
+[ "$(cat /proc/sys/vm/malloc_zone_count)" = 13 ] || fail "vm.malloc_zone_count: $(cat /proc/sys/vm/malloc_zone_count)"
+sizes=$(tr '\t' ' ' </proc/sys/vm/malloc_zone_sizes)
+[ "$sizes" = "8 16 32 64 96 128 192 256 512 1024 2048 4096 8192" ] || fail "vm.malloc_zone_sizes: $sizes"
+[ "$(cat /proc/sys/vm/malloc_numzones)" = 1 ] || fail "vm.malloc_numzones: $(cat /proc/sys/vm/malloc_numzones)"
+rows() { echo $(($(wc -l <$types) - 2)); }
+count=$(cat /proc/sys/kernel/malloc_count)
+[ "$count" = "$(rows)" ] || fail "kernel.malloc_count is $count but $types has $(rows) rows"
+{ echo 1 >/proc/sys/kernel/malloc_count; } 2>/dev/null && fail "kernel.malloc_count is writable"
+
+# Root only, as /proc/slabinfo and /proc/allocinfo.
+for f in $types $stats; do
+	out=$(su -s /bin/sh nobody -c "cat $f" 2>&1) && fail "nobody could read $f"
+	echo "$out" | grep -q "Permission denied" || fail "nobody reading $f: '$out', expected EACCES"
+done
+
+# A known sequence: the leak test module allocates 64 bytes and frees them,
+# then keeps 8, 100 and 5000 bytes (accounted 8, 128 and 8192).
+insmod $leak || fail "insmod $leak"
+row=$(grep '^malloc leak test ' $types)
+[ "$row" = "malloc leak test     3     9K        4    0  8,64,128,8192" ] ||
+	fail "leak test row: '$row'"
+cat $stats >/tmp/leak.stream
+row=$(memstat -m -H -f /tmp/leak.stream | grep 'malloc leak test')
+[ "$row" = "malloc leak test     3     9K        4  8,64,128,8192" ] ||
+	fail "leak test row in the stream: '$row'"
+rmmod malloc_type_leak_test || fail "rmmod malloc_type_leak_test"
+grep -q '^malloc leak test ' $types && fail "the leak test type is still listed after rmmod"
+[ "$(cat /proc/sys/kernel/malloc_count)" = "$count" ] || fail "kernel.malloc_count did not come back to $count"
+
+# memstat -m agrees with /proc/malloc_types (same rows without the zone;
+# retried in case a counter moved between the two reads).
+norm_proc='s/^ *(.*[^ ]) +([0-9]+) +([0-9]+)K +([0-9]+) +[0-9]+  (.*)$/\1|\2|\3|\4|\5/'
+norm_memstat='s/^ *(.*[^ ]) +([0-9]+) +([0-9]+)K +([0-9]+)  (.*)$/\1|\2|\3|\4|\5/'
+agree=no
+for try in 1 2 3; do
+	tail -n +3 $types | sed -E "$norm_proc" | sort >/tmp/a
+	memstat -m -a -H | tail -n +2 | sed -E "$norm_memstat" | sort >/tmp/b
+	if cmp -s /tmp/a /tmp/b; then agree=yes; break; fi
+done
+[ $agree = yes ] || { diff /tmp/a /tmp/b; fail "memstat -m and $types disagree"; }
+
+# Every read size from 1 byte to the whole file gives a complete stream that
+# parses (the reader is the memstat library's read_sizes example).
+out=$(memstat-read-sizes $stats) || fail "$out"
+note "$out"
+
+# 200 types of one module: all listed, counted and charged, all gone at unload.
+insmod $many || fail "insmod $many"
+n=$(grep -c '^ *many [0-9][0-9][0-9] ' $types)
+[ "$n" = 200 ] || fail "$n of the 200 types listed"
+[ "$(cat /proc/sys/kernel/malloc_count)" = $((count + 200)) ] || fail "kernel.malloc_count with 200 more types"
+row=$(grep '^     many 007 ' $types)
+[ "$row" = "     many 007     8     1K        8    0  32" ] || fail "many 007 row: '$row'"
+row=$(grep '^     many 199 ' $types)
+[ "$row" = "     many 199   200     7K      200    0  32" ] || fail "many 199 row: '$row'"
+cat $stats >/tmp/many.stream
+n=$(memstat -m -a -H -f /tmp/many.stream | grep -c ' many [0-9][0-9][0-9] ')
+[ "$n" = 200 ] || fail "$n of the 200 types in the stream"
+rmmod malloc_type_many_test || fail "rmmod malloc_type_many_test"
+n=$(grep -c '^ *many [0-9][0-9][0-9] ' $types)
+[ "$n" = 0 ] || fail "$n types left after rmmod"
+
+# Readers racing module load and unload: every stream parses (KASAN and
+# lockdep watch the kernel side).
+rm -f /tmp/stop /tmp/bad
+(
+	i=0
+	while [ ! -f /tmp/stop ]; do
+		cat $stats >/tmp/race.$i || echo "read failed" >>/tmp/bad
+		memstat -m -a -f /tmp/race.$i >/dev/null 2>>/tmp/bad || echo "stream $i does not parse" >>/tmp/bad
+		cat $types >/dev/null || echo "text read failed" >>/tmp/bad
+		rm -f /tmp/race.$i
+		i=$((i + 1))
+	done
+	echo $i >/tmp/reads
+) &
+reader=$!
+for round in 1 2 3 4 5 6 7 8; do
+	insmod $many || fail "insmod $many, round $round"
+	rmmod malloc_type_many_test || fail "rmmod, round $round"
+done
+touch /tmp/stop
+wait $reader
+[ -s /tmp/bad ] && fail "racing readers: $(head -n 3 /tmp/bad)"
+note "$(cat /tmp/reads) racing reads, all well-formed"
+echo "$name: ok"
