@@ -43,6 +43,7 @@ use crate::{
     },
     bindings,
     cpu::CpuId,
+    ffi::c_ulong,
     percpu::{
         self,
         PerCpuRef,
@@ -61,6 +62,83 @@ use core::{
         NonNull, //
     }, //
 };
+
+/// The `dtmalloc` tracepoints (`include/trace/events/dtmalloc.h`), FreeBSD's dtmalloc(4)
+/// probes.
+mod trace {
+    use crate::bindings;
+    use crate::ffi::{c_int, c_ulong};
+
+    crate::declare_trace! {
+        /// Fires `dtmalloc:malloc`.
+        ///
+        /// # Safety
+        ///
+        /// `mtp` is a registered type, `mtip` its internal part and `mtsp` the current CPU's
+        /// record of its statistics.
+        pub(super) unsafe fn malloc(
+            mtp: *mut bindings::malloc_type,
+            mtip: *mut bindings::malloc_type_internal,
+            mtsp: *mut bindings::malloc_type_stats,
+            size: c_ulong,
+            zindx: c_int,
+        );
+
+        /// Fires `dtmalloc:free`.
+        ///
+        /// # Safety
+        ///
+        /// As for [`malloc`].
+        pub(super) unsafe fn free(
+            mtp: *mut bindings::malloc_type,
+            mtip: *mut bindings::malloc_type_internal,
+            mtsp: *mut bindings::malloc_type_stats,
+            size: c_ulong,
+            zindx: c_int,
+        );
+    }
+
+    /// Returns whether `dtmalloc:malloc` is enabled: a branch patched in and out with the
+    /// tracepoint (a jump label), so that its arguments are computed only when it is.
+    #[inline(always)]
+    pub(super) fn malloc_enabled() -> bool {
+        #[cfg(CONFIG_TRACEPOINTS)]
+        {
+            // SAFETY: It is always okay to query the static key of a tracepoint.
+            unsafe {
+                crate::jump_label::static_branch_unlikely!(
+                    bindings::__tracepoint_malloc,
+                    bindings::tracepoint,
+                    key
+                )
+            }
+        }
+        #[cfg(not(CONFIG_TRACEPOINTS))]
+        {
+            false
+        }
+    }
+
+    /// Returns whether `dtmalloc:free` is enabled; see [`malloc_enabled`].
+    #[inline(always)]
+    pub(super) fn free_enabled() -> bool {
+        #[cfg(CONFIG_TRACEPOINTS)]
+        {
+            // SAFETY: It is always okay to query the static key of a tracepoint.
+            unsafe {
+                crate::jump_label::static_branch_unlikely!(
+                    bindings::__tracepoint_free,
+                    bindings::tracepoint,
+                    key
+                )
+            }
+        }
+        #[cfg(not(CONFIG_TRACEPOINTS))]
+        {
+            false
+        }
+    }
+}
 
 /// Number of kmalloc size classes a `zindx` can name on x86_64 (`vm.malloc_zone_count`).
 pub const ZONE_COUNT: usize = 13;
@@ -531,7 +609,7 @@ impl MallocType {
         let Some(s) = self.stats_ref() else {
             return;
         };
-        let _guard = PreemptGuard::new();
+        let guard = PreemptGuard::new();
         // CAST: `usize` and `u64` have the same width on 64-bit kernels.
         percpu_u64!(s, bindings::malloc_type_stats, mts_memalloced).add(size as u64);
         percpu_u64!(s, bindings::malloc_type_stats, mts_numallocs).add(1);
@@ -540,7 +618,21 @@ impl MallocType {
                 percpu_u64!(s, bindings::malloc_type_stats, mts_size).or(1u64 << z);
             }
         }
-        // Hook: `dtmalloc:malloc` (type, internal part, this CPU's record, size, zindx).
+        if trace::malloc_enabled() {
+            let mtp = self.as_raw();
+            // SAFETY: `mtp` is this registered type, the second pointer its internal part and
+            // the third this CPU's record of its statistics, all valid while `self` is.
+            // CAST: `usize` and `c_ulong` have the same width on 64-bit kernels.
+            unsafe {
+                trace::malloc(
+                    mtp,
+                    ptr::addr_of_mut!((*mtp).ks_mti),
+                    s.this_cpu_ptr(&guard),
+                    size as c_ulong,
+                    zindx,
+                )
+            };
+        }
     }
 
     /// Accounts a free of `size` accounted bytes on this CPU.
@@ -550,11 +642,24 @@ impl MallocType {
         let Some(s) = self.stats_ref() else {
             return;
         };
-        let _guard = PreemptGuard::new();
+        let guard = PreemptGuard::new();
         // CAST: `usize` and `u64` have the same width on 64-bit kernels.
         percpu_u64!(s, bindings::malloc_type_stats, mts_memfreed).add(size as u64);
         percpu_u64!(s, bindings::malloc_type_stats, mts_numfrees).add(1);
-        // Hook: `dtmalloc:free` (type, internal part, this CPU's record, size, zindx 0).
+        if trace::free_enabled() {
+            let mtp = self.as_raw();
+            // SAFETY: As in `account_alloc`.
+            // CAST: `usize` and `c_ulong` have the same width on 64-bit kernels.
+            unsafe {
+                trace::free(
+                    mtp,
+                    ptr::addr_of_mut!((*mtp).ks_mti),
+                    s.this_cpu_ptr(&guard),
+                    size as c_ulong,
+                    0,
+                )
+            };
+        }
     }
 
     /// The allocator behind every typed allocation, with the contract of

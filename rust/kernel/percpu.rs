@@ -258,6 +258,15 @@ impl<'a, T: Copy> PerCpuRef<'a, T> {
         Some(unsafe { p.cast::<T>().read_volatile() })
     }
 
+    /// Returns a raw pointer to the current CPU's `T`, which stays the current CPU's for as long
+    /// as `guard` keeps preemption disabled (`this_cpu_ptr()`).
+    #[inline]
+    pub fn this_cpu_ptr(self, guard: &PreemptGuard) -> *mut T {
+        // SAFETY: By the type invariant `self.ptr` is a valid `__percpu` pointer, and the CPU the
+        // current task runs on is a possible CPU.
+        unsafe { bindings::per_cpu_ptr(self.ptr.as_ptr().cast(), guard.cpu().as_u32()) }.cast()
+    }
+
     /// Projects the reference onto the `u64` at byte offset `offset` of `T`.
     ///
     /// Use [`percpu_u64!`](crate::percpu_u64) rather than calling this directly.

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * dtmalloc: a tracepoint on every typed allocation and free, as FreeBSD's
+ * dtmalloc(4) DTrace provider fires dtmalloc::<type>:malloc and
+ * dtmalloc::<type>:free.
+ *
+ * The prototype carries the five arguments of dtmalloc(4), in order:
+ *   mtp	the malloc type (args[0]->ks_shortdesc is its name);
+ *   mtip	its internal part (zone, per-CPU statistics);
+ *   mtsp	the statistics record of the CPU the event fired on, as it
+ *		is after this event was counted;
+ *   size	the accounted size in bytes (the kmalloc bucket size, or the
+ *		page-rounded size of a large allocation);
+ *   zindx	the kmalloc size class that served the allocation, -1 when
+ *		none did; always 0 on free.
+ *
+ * The recorded event holds the type's name, its probe name (the name with
+ * every whitespace character replaced by '_', as dtmalloc(4) names its
+ * probes: "foo bar" fires as probe "foo_bar"), the size and zindx. Filters
+ * can use all four fields: echo 'probe == "foo_bar"' > .../filter
+ */
+#undef TRACE_SYSTEM
+#define TRACE_SYSTEM dtmalloc
+
+#if !defined(_TRACE_DTMALLOC_H) || defined(TRACE_HEADER_MULTI_READ)
+#define _TRACE_DTMALLOC_H
+
+#include <linux/ctype.h>
+#include <linux/malloc_type.h>
+#include <linux/tracepoint.h>
+
+DECLARE_EVENT_CLASS(dtmalloc,
+
+	TP_PROTO(struct malloc_type *mtp, struct malloc_type_internal *mtip,
+		 struct malloc_type_stats *mtsp, unsigned long size, int zindx),
+
+	TP_ARGS(mtp, mtip, mtsp, size, zindx),
+
+	TP_STRUCT__entry(
+		__string(name, mtp->ks_shortdesc)
+		__string(probe, mtp->ks_shortdesc)
+		__field(unsigned long, size)
+		__field(int, zindx)
+	),
+
+	TP_fast_assign(
+		char *c;
+
+		__assign_str(name);
+		__assign_str(probe);
+		for (c = __get_str(probe); *c; c++)
+			if (isspace(*c))
+				*c = '_';
+		__entry->size = size;
+		__entry->zindx = zindx;
+	),
+
+	TP_printk("probe=%s size=%lu zindx=%d name=\"%s\"",
+		  __get_str(probe), __entry->size, __entry->zindx,
+		  __get_str(name))
+);
+
+/* After every successful typed allocation, once its counters are updated. */
+DEFINE_EVENT(dtmalloc, malloc,
+
+	TP_PROTO(struct malloc_type *mtp, struct malloc_type_internal *mtip,
+		 struct malloc_type_stats *mtsp, unsigned long size, int zindx),
+
+	TP_ARGS(mtp, mtip, mtsp, size, zindx)
+);
+
+/* On every typed free, once its counters are updated; zindx is 0. */
+DEFINE_EVENT(dtmalloc, free,
+
+	TP_PROTO(struct malloc_type *mtp, struct malloc_type_internal *mtip,
+		 struct malloc_type_stats *mtsp, unsigned long size, int zindx),
+
+	TP_ARGS(mtp, mtip, mtsp, size, zindx)
+);
+
+#endif /* _TRACE_DTMALLOC_H */
+
+/* This part must be outside protection */
+#include <trace/define_trace.h>

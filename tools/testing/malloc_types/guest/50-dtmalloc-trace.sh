@@ -1,0 +1,95 @@
+#!/bin/sh
+# The dtmalloc:malloc and dtmalloc:free tracepoints, read through a tracefs
+# instance of our own: a known sequence from the trace test module (count,
+# order, names, probe names, sizes, zindx), the underscored probe name of a
+# type named with a tab and a space, a filter on the probe name, nothing
+# recorded while the events are disabled; then the dtmalloc tool's event
+# view, type view and top view on the same sequence.
+name=50-dtmalloc-trace
+fail() { echo "$name: FAIL: $*"; exit 1; }
+ko=/lib/modules/malloc_type_trace_test.ko
+tracefs=/sys/kernel/tracing
+inst=$tracefs/instances/mt50
+
+[ -d $tracefs/events/dtmalloc/malloc ] || fail "no dtmalloc:malloc event in $tracefs"
+[ -d $tracefs/events/dtmalloc/free ] || fail "no dtmalloc:free event"
+grep -qF 'print fmt: "probe=%s size=%lu zindx=%d name="%s"", __get_str(probe), REC->size, REC->zindx, __get_str(name)' \
+	$tracefs/events/dtmalloc/malloc/format ||
+	fail "unexpected format: $(grep 'print fmt' $tracefs/events/dtmalloc/malloc/format)"
+
+mkdir $inst || fail "mkdir $inst"
+trap 'echo 0 >$inst/tracing_on; rmdir $inst 2>/dev/null' EXIT
+ours='probe == "trace_test" || probe == "tab_and_space"'
+
+# The events of one load and unload of the test module, without the
+# per-line prefix (task, CPU, flags, timestamp).
+run_sequence() {
+	echo >$inst/trace
+	insmod $ko || fail "insmod $ko"
+	rmmod malloc_type_trace_test || fail "rmmod"
+	grep -v '^#' $inst/trace | sed -E 's/^.*: (malloc|free): /\1: /'
+}
+
+echo "$ours" >$inst/events/dtmalloc/filter || fail "setting the filter '$ours'"
+echo 1 >$inst/events/dtmalloc/enable
+got=$(run_sequence)
+expected=$(printf '%s\n' \
+	'malloc: probe=trace_test size=128 zindx=5 name="trace test"' \
+	'malloc: probe=trace_test size=8192 zindx=12 name="trace test"' \
+	'malloc: probe=trace_test size=32768 zindx=-1 name="trace test"' \
+	'free: probe=trace_test size=128 zindx=0 name="trace test"' \
+	"malloc: probe=tab_and_space size=8 zindx=0 name=\"tab	and space\"" \
+	"free: probe=tab_and_space size=8 zindx=0 name=\"tab	and space\"" \
+	'free: probe=trace_test size=8192 zindx=0 name="trace test"' \
+	'free: probe=trace_test size=32768 zindx=0 name="trace test"')
+[ "$got" = "$expected" ] || { printf 'got:\n%s\nexpected:\n%s\n' "$got" "$expected"; fail "wrong events"; }
+
+# A filter on the probe name.
+echo 'probe == "tab_and_space"' >$inst/events/dtmalloc/filter
+got=$(run_sequence | sed 's/ .*//' | tr '\n' ' ')
+[ "$got" = "malloc: free: " ] || fail "filtered on tab_and_space: '$got'"
+
+# Disabled: nothing is recorded.
+echo 0 >$inst/events/dtmalloc/enable
+got=$(run_sequence)
+[ -z "$got" ] || fail "events recorded while disabled: $got"
+
+# The dtmalloc tool: every event of the sequence (--min 0), one type only,
+# the default threshold (64 KiB: nothing of this sequence), and top.
+dt() { # dt OUT ARGS...: run dtmalloc for 6 seconds around one sequence
+	out=$1
+	shift
+	dtmalloc --duration 6 "$@" >$out 2>$out.err &
+	pid=$!
+	sleep 2
+	insmod $ko && rmmod malloc_type_trace_test
+	wait $pid
+	rc=$?
+	[ $rc = 0 ] || fail "dtmalloc $* exited with $rc: $(cat $out.err)"
+	ls $tracefs/instances | grep -q '^dtmalloc\.' && fail "dtmalloc $* left its instance behind"
+	return 0
+}
+dt /tmp/dt.all --min 0 --type trace_test
+n=$(grep -c 'type trace_test ' /tmp/dt.all)
+[ "$n" = 6 ] || { cat /tmp/dt.all; fail "dtmalloc --type trace_test: $n events, expected 6"; }
+grep -q 'malloc(9) type trace_test 32768 bytes$' /tmp/dt.all || { cat /tmp/dt.all; fail "no 32768-byte malloc line"; }
+grep -q 'tab_and_space' /tmp/dt.all && fail "dtmalloc --type trace_test showed another type"
+dt /tmp/dt.tab --min 0 --type tab_and_space
+[ "$(grep -c 'type tab_and_space 8 bytes$' /tmp/dt.tab)" = 2 ] || { cat /tmp/dt.tab; fail "dtmalloc --type tab_and_space"; }
+dt /tmp/dt.min
+grep -q 'type ' /tmp/dt.min && { cat /tmp/dt.min; fail "events under the default 65536-byte threshold were shown"; }
+dt /tmp/dt.top top --once
+# Net 0 bytes and balance 0 for both types after load and unload.
+grep -Eq '^ +0 +0 trace_test$' /tmp/dt.top || { cat /tmp/dt.top; fail "dtmalloc top: trace_test"; }
+grep -Eq '^ +0 +0 tab_and_space$' /tmp/dt.top || { cat /tmp/dt.top; fail "dtmalloc top: tab_and_space"; }
+# Interrupted (Ctrl-C): the instance is removed all the same.
+dtmalloc --min 0 >/tmp/dt.int 2>&1 &
+pid=$!
+sleep 2
+ls $tracefs/instances | grep -q "^dtmalloc\.$pid\$" || fail "dtmalloc made no instance dtmalloc.$pid"
+kill -INT $pid
+wait $pid
+ls $tracefs/instances | grep -q '^dtmalloc\.' && fail "dtmalloc left its instance behind after SIGINT"
+DWATCH_MALLOC_MIN=lots dtmalloc 2>/tmp/dt.err && fail "DWATCH_MALLOC_MIN=lots was accepted"
+grep -q 'DWATCH_MALLOC_MIN must be a number' /tmp/dt.err || fail "bad DWATCH_MALLOC_MIN message: $(cat /tmp/dt.err)"
+echo "$name: ok"
