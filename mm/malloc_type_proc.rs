@@ -16,7 +16,6 @@
 
 use core::fmt::{self, Write};
 use kernel::{
-    alloc::KVec,
     cpu::{nr_cpu_ids, CpuId},
     malloc_type::{self, MallocType, Stats, ZONE_COUNT, ZONE_SIZES},
     prelude::*,
@@ -67,7 +66,7 @@ impl kernel::Module for MallocTypeProc {
     }
 }
 
-/// Where the files' contents go: the seq_file of a reader, or a buffer (tests).
+/// Where the files' contents go: the seq_file of a reader, or a buffer in the tests.
 ///
 /// Readers write straight into the seq_file, so that reading the files allocates nothing that
 /// the files themselves count (Rust allocations are charged to the type "rust kmalloc").
@@ -93,20 +92,6 @@ impl Sink for SeqOut<'_> {
     }
 }
 
-/// A growable byte buffer.
-struct Buf(KVec<u8>);
-
-impl Write for Buf {
-    fn write_str(&mut self, s: &str) -> fmt::Result {
-        self.put(s.as_bytes()).map_err(|_| fmt::Error)
-    }
-}
-
-impl Sink for Buf {
-    fn put(&mut self, bytes: &[u8]) -> Result {
-        Ok(self.0.extend_from_slice(bytes, GFP_KERNEL)?)
-    }
-}
 
 /// Writes the header of `/proc/malloc_types`: the version line and the legend.
 fn write_types_header(out: &mut impl Write) -> fmt::Result {
@@ -284,6 +269,22 @@ impl ReadInts for NumZones {
 #[kunit_tests(malloc_type_proc)]
 mod tests {
     use super::*;
+    use kernel::alloc::KVec;
+
+    /// A growable byte buffer to look at what the files would show.
+    struct Buf(KVec<u8>);
+
+    impl Write for Buf {
+        fn write_str(&mut self, s: &str) -> fmt::Result {
+            self.put(s.as_bytes()).map_err(|_| fmt::Error)
+        }
+    }
+
+    impl Sink for Buf {
+        fn put(&mut self, bytes: &[u8]) -> Result {
+            Ok(self.0.extend_from_slice(bytes, GFP_KERNEL)?)
+        }
+    }
 
     fn row(name: &[u8], zone: u32, s: &Stats) -> Result<KVec<u8>> {
         let mut buf = Buf(KVec::new());
