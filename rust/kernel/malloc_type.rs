@@ -34,7 +34,11 @@
 
 use crate::{
     alloc::{
-        allocator::Kmalloc,
+        allocator::{
+            KVmalloc,
+            Kmalloc,
+            Vmalloc, //
+        },
         flags::__GFP_ZERO,
         AllocError,
         Allocator,
@@ -728,7 +732,7 @@ impl MallocType {
         } else {
             // SAFETY: `ptr` is `None` or a live kmalloc allocation of `old_layout`; all memory
             // of a type comes from kmalloc, so `Kmalloc` may resize or free it.
-            let r = unsafe { Kmalloc::realloc(ptr, layout, old_layout, flags, nid) }?;
+            let r = unsafe { Kmalloc::realloc_unaccounted(ptr, layout, old_layout, flags, nid) }?;
             r.cast::<u8>()
         };
 
@@ -1007,6 +1011,113 @@ macro_rules! malloc_define {
             }
         }
     };
+}
+
+crate::malloc_define!(
+    pub M_RUST_KMALLOC,
+    "rust kmalloc",
+    "Untyped Rust allocations through Kmalloc (KBox, KVec, Arc, ...)"
+);
+crate::malloc_define!(
+    pub M_RUST_VMALLOC,
+    "rust vmalloc",
+    "Untyped Rust allocations through Vmalloc (VBox, VVec)"
+);
+crate::malloc_define!(
+    pub M_RUST_KVMALLOC,
+    "rust kvmalloc",
+    "Untyped Rust allocations through KVmalloc (KVBox, KVVec)"
+);
+
+/// Returns `size` rounded up to whole pages, as vmalloc allocates it.
+fn page_rounded(size: usize) -> usize {
+    size.checked_next_multiple_of(crate::page::PAGE_SIZE).unwrap_or(usize::MAX)
+}
+
+/// [`Kmalloc`]'s allocator with malloc types: allocations are charged to [`M_RUST_KMALLOC`],
+/// as those of a typed allocator are to their type.
+///
+/// # Safety
+///
+/// As for [`Allocator::realloc`] of [`Kmalloc`].
+pub(crate) unsafe fn kmalloc_realloc(
+    ptr: Option<NonNull<u8>>,
+    layout: Layout,
+    old_layout: Layout,
+    flags: Flags,
+    nid: NumaNode,
+) -> Result<NonNull<[u8]>, AllocError> {
+    // SAFETY: Every allocation of `Kmalloc` is charged to `M_RUST_KMALLOC` and comes from
+    // kmalloc, so the safety requirements of `realloc_layout` are those of the caller.
+    unsafe { M_RUST_KMALLOC.realloc_layout(ptr, layout, old_layout, flags, nid) }
+}
+
+/// [`Vmalloc`]'s allocator with malloc types: allocations are charged to [`M_RUST_VMALLOC`]
+/// with their page-rounded size and zindx -1 (no kmalloc size class serves them).
+///
+/// A failed allocation changes no counter; a successful realloc counts as a free of the old
+/// block and an allocation of the new one, as with typed allocations.
+///
+/// # Safety
+///
+/// As for [`Allocator::realloc`] of [`Vmalloc`].
+pub(crate) unsafe fn vmalloc_realloc(
+    ptr: Option<NonNull<u8>>,
+    layout: Layout,
+    old_layout: Layout,
+    flags: Flags,
+    nid: NumaNode,
+) -> Result<NonNull<[u8]>, AllocError> {
+    let old = ptr.is_some() && old_layout.size() != 0;
+    // SAFETY: The caller's safety requirements are those of `realloc_unaccounted`.
+    let new = unsafe { Vmalloc::realloc_unaccounted(ptr, layout, old_layout, flags, nid) }?;
+    if old {
+        M_RUST_VMALLOC.account_free(page_rounded(old_layout.size()));
+    }
+    if layout.size() != 0 {
+        M_RUST_VMALLOC.account_alloc(page_rounded(layout.size()), -1);
+    }
+    Ok(new)
+}
+
+/// The accounted size and zindx of a block of `size` bytes of [`KVmalloc`] at `p`: kmalloc's
+/// when kmalloc served it, vmalloc's otherwise.
+fn kvmalloc_accounting(p: NonNull<u8>, size: usize) -> (usize, i32) {
+    // SAFETY: `is_vmalloc_addr()` only compares the address with the vmalloc range.
+    if unsafe { bindings::is_vmalloc_addr(p.as_ptr().cast()) } {
+        (page_rounded(size), -1)
+    } else {
+        (accounted_size(size), zindx(size))
+    }
+}
+
+/// [`KVmalloc`]'s allocator with malloc types: allocations are charged to [`M_RUST_KVMALLOC`],
+/// with kmalloc's accounting for the blocks kmalloc served and vmalloc's for the others.
+///
+/// # Safety
+///
+/// As for [`Allocator::realloc`] of [`KVmalloc`].
+pub(crate) unsafe fn kvmalloc_realloc(
+    ptr: Option<NonNull<u8>>,
+    layout: Layout,
+    old_layout: Layout,
+    flags: Flags,
+    nid: NumaNode,
+) -> Result<NonNull<[u8]>, AllocError> {
+    let old = match ptr {
+        Some(p) if old_layout.size() != 0 => Some(kvmalloc_accounting(p, old_layout.size())),
+        _ => None,
+    };
+    // SAFETY: The caller's safety requirements are those of `realloc_unaccounted`.
+    let new = unsafe { KVmalloc::realloc_unaccounted(ptr, layout, old_layout, flags, nid) }?;
+    if let Some((size, _)) = old {
+        M_RUST_KVMALLOC.account_free(size);
+    }
+    if layout.size() != 0 {
+        let (size, zindx) = kvmalloc_accounting(new.cast(), layout.size());
+        M_RUST_KVMALLOC.account_alloc(size, zindx);
+    }
+    Ok(new)
 }
 
 #[cfg(CONFIG_RUST_MALLOC_TYPE_KUNIT_TEST)]
@@ -1395,6 +1506,52 @@ mod tests {
         }
         let s = M_T_ALLOC.stats();
         assert_eq!((s.in_use(), s.mem_use()), (0, 0));
+        Ok(())
+    }
+
+    #[test]
+    fn default_types_charge_untyped_allocations() -> Result {
+        use crate::alloc::{KBox, KVBox, VBox};
+
+        // Nothing else allocates through Rust while KUnit runs this test, so the deltas are
+        // exact.
+        let (k, v, kv) = (M_RUST_KMALLOC.stats(), M_RUST_VMALLOC.stats(), M_RUST_KVMALLOC.stats());
+        {
+            let b = KBox::new([0u8; 100], GFP_KERNEL)?;
+            let s = M_RUST_KMALLOC.stats();
+            assert_eq!(s.numallocs - k.numallocs, 1);
+            assert_eq!(s.memalloced - k.memalloced, 128);
+            assert_ne!(s.size & (1 << 5), 0);
+            drop(b);
+            let s = M_RUST_KMALLOC.stats();
+            assert_eq!(s.numfrees - k.numfrees, 1);
+            assert_eq!(s.memfreed - k.memfreed, 128);
+        }
+        {
+            let _b = VBox::<[u8; 5000]>::new_uninit(GFP_KERNEL)?;
+            let s = M_RUST_VMALLOC.stats();
+            assert_eq!(s.numallocs - v.numallocs, 1);
+            assert_eq!(s.memalloced - v.memalloced, 8192);
+            assert_eq!(s.size, v.size);
+        }
+        assert_eq!(M_RUST_VMALLOC.stats().memfreed - v.memfreed, 8192);
+        {
+            let _b = KVBox::new([0u8; 64], GFP_KERNEL)?;
+            let s = M_RUST_KVMALLOC.stats();
+            assert_eq!(s.numallocs - kv.numallocs, 1);
+            assert_eq!(s.memalloced - kv.memalloced, 64);
+        }
+        assert_eq!(M_RUST_KVMALLOC.stats().memfreed - kv.memfreed, 64);
+
+        // A typed allocator charges its own type only, once.
+        crate::malloc_define!(M_T_ONCE, "kunit charged once", "Typed, not default");
+        let k = M_RUST_KMALLOC.stats();
+        {
+            let _b = Box::<[u8; 100], TypedAlloc<M_T_ONCE>>::new([0; 100], GFP_KERNEL)?;
+            assert_eq!(M_T_ONCE.stats().numallocs, 1);
+        }
+        let s = M_RUST_KMALLOC.stats();
+        assert_eq!((s.numallocs, s.numfrees), (k.numallocs, k.numfrees));
         Ok(())
     }
 }
