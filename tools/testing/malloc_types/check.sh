@@ -3,7 +3,8 @@
 # `N passed, N failed`.
 #  1. set-up (idempotent), the kernel tree, the test kernel (KASAN, lockdep,
 #     DEBUG_PREEMPT, ... and KUnit with the Rust doctests), the tools;
-#  2. one QEMU boot: KUnit at boot, then the guest tests (guest/*.sh);
+#  2. two QEMU boots: KUnit at boot, then the guest tests (guest/*.sh);
+#     KUnit again with malloc_types.numzones=4;
 #  3. the log judged (judge.py): failing cases, missing suites, kernel
 #     reports, a guest that never finished;
 #  4. `cargo test` and a bounded fuzzing run for tools/memstat.
@@ -21,14 +22,22 @@ bash "$MT_DIR/build-kernel.sh" test >/dev/null || exit 1
 bash "$MT_DIR/build-tools.sh" || exit 1
 bash "$MT_DIR/mkinitramfs.sh" test >/dev/null || exit 1
 
-log="$MT_CACHE/logs/check-console.log"
-echo "check: booting the test kernel (log: $log)"
-bash "$MT_DIR/run-qemu.sh" test check "$log" || exit 1
-verdict=$(python3 "$MT_DIR/judge.py" "$log" --suites "$MT_DIR/suites")
-echo "$verdict" | sed '$d'
-read -r _ p _ f <<<"$(echo "$verdict" | tail -n 1)"
-add "$p" "$f"
-[ "$f" -eq 0 ] || problems+=("kernel tests (log: $log)")
+# Boot 1: KUnit and the guest tests, with the default single zone.
+# Boot 2: KUnit again with malloc_types.numzones=4, so that types are spread
+# over dedicated kmalloc buckets (zones 1..3) and that path runs under KASAN.
+boot() { # boot NAME MODE KERNEL-ARGS...
+	local name=$1 mode=$2 log="$MT_CACHE/logs/check-console-$1.log"
+	shift 2
+	echo "check: booting the test kernel: $name (log: $log)"
+	bash "$MT_DIR/run-qemu.sh" test "$mode" "$log" "$@" || exit 1
+	verdict=$(python3 "$MT_DIR/judge.py" "$log" --suites "$MT_DIR/suites")
+	echo "$verdict" | sed '$d'
+	read -r _ p _ f <<<"$(echo "$verdict" | tail -n 1)"
+	add "$p" "$f"
+	[ "$f" -eq 0 ] || problems+=("kernel tests, $name (log: $log)")
+}
+boot tests check
+boot numzones4 kunit malloc_types.numzones=4
 
 if [ -f "$MT_ROOT/tools/memstat/Cargo.toml" ]; then
 	echo "check: cargo test (tools/memstat)"
