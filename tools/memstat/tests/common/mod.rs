@@ -5,10 +5,13 @@ use std::path::PathBuf;
 
 use memstat::stream::{write_stream, CpuStats, StreamType};
 
-/// A fresh directory under Cargo's per-target temporary directory.
+/// A fresh directory under Cargo's per-target temporary directory, unique to
+/// this call: tests of one binary run in parallel threads of one process.
 pub fn tmpdir(name: &str) -> PathBuf {
-    let d =
-        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}.{}", std::process::id()));
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("{name}.{}.{n}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).expect("create temp dir");
     d
