@@ -15,13 +15,14 @@ export MT_CACHE
 # One build at a time per cache: concurrent makes (or clones) queue here.
 LOCKED := flock $(MT_CACHE)/.lock
 
-.PHONY: all help run check setup tree kernel kernel-prod tools initramfs shell clean distclean
+.PHONY: all help run check bench setup tree kernel kernel-prod tools initramfs shell clean distclean
 
 all: help
 
 help:
 	@sed -n 's/^#   make /  make /p' $(firstword $(MAKEFILE_LIST))
 	@echo "  make setup        install packages, toolchain, bindgen and the kernel source"
+	@echo "  make bench        the cost of typed accounting, side by side with kmalloc"
 	@echo "  make kernel       build the test kernel ($(MT_CACHE))"
 	@echo "  make kernel-prod  build the production kernel"
 	@echo "  make shell        boot the test kernel with a shell on the console"
@@ -35,6 +36,9 @@ run: | $(MT_CACHE)
 
 check: | $(MT_CACHE)
 	@$(LOCKED) bash $(MT)/check.sh
+
+bench: | $(MT_CACHE)
+	@$(LOCKED) bash $(MT)/bench.sh
 
 setup: | $(MT_CACHE)
 	@$(LOCKED) bash $(MT)/setup.sh

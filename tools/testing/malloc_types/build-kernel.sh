@@ -5,7 +5,7 @@
 # The configuration is regenerated only when a fragment changed, and the
 # .config is replaced only when its content changed, so a rebuild stays
 # incremental. Every option a fragment asks for is checked in the result.
-# Usage: build-kernel.sh test|prod
+# Usage: build-kernel.sh test|prod|bench
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 

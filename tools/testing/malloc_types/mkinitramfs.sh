@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Builds the guest's initramfs for one kernel flavour: busybox-static, the
-# guest init, the guest tests (guest/*.sh) or the main job (guest/run.sh),
-# every module the kernel build made, and the memstat tools when built.
-# Usage: mkinitramfs.sh test|prod   (prints the image's path)
+# guest init, the guest tests (guest/*.sh), the main job (guest/run.sh), the
+# benchmark job (guest/bench.sh), every module the kernel build made, and the
+# memstat tools and examples when built.
+# Usage: mkinitramfs.sh test|prod|bench   (prints the image's path)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-flavour=${1:?usage: mkinitramfs.sh test|prod}
+flavour=${1:?usage: mkinitramfs.sh test|prod|bench}
 out="$MT_KCACHE/build-$flavour"
 stage="$MT_KCACHE/initramfs-$flavour"
 image="$MT_KCACHE/initramfs-$flavour.cpio.gz"
@@ -25,6 +26,7 @@ for t in "$MT_DIR"/guest/[0-9]*.sh; do
 	[ -f "$t" ] && install -m 0755 "$t" "$stage/tests/"
 done
 [ -f "$MT_DIR/guest/run.sh" ] && install -m 0755 "$MT_DIR/guest/run.sh" "$stage/run.sh"
+[ -f "$MT_DIR/guest/bench.sh" ] && install -m 0755 "$MT_DIR/guest/bench.sh" "$stage/bench.sh"
 [ -f "$MT_DIR/guest/lib.sh" ] && install -m 0644 "$MT_DIR/guest/lib.sh" "$stage/tests/lib.sh"
 find "$out" -name '*.ko' -exec cp {} "$stage/lib/modules/" \;
 musl="$MT_CACHE/cargo-target/x86_64-unknown-linux-musl/release"
@@ -33,6 +35,7 @@ for tool in memstat dtmalloc; do
 done
 # The library's example that reads a stream with every read size (guest tests).
 [ -x "$musl/examples/read_sizes" ] && install -m 0755 "$musl/examples/read_sizes" "$stage/bin/memstat-read-sizes"
+[ -x "$musl/examples/bench_reads" ] && install -m 0755 "$musl/examples/bench_reads" "$stage/bin/memstat-bench-reads"
 echo "root:x:0:0:root:/root:/bin/sh" >"$stage/etc/passwd"
 echo "nobody:x:65534:65534:nobody:/:/bin/sh" >>"$stage/etc/passwd"
 printf 'root:x:0:\nnogroup:x:65534:\n' >"$stage/etc/group"

@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The C baseline of the malloc types benchmark: allocate+free pairs of
+ * plain kmalloc()/kfree(), timed with the monotonic clock (which counts
+ * instructions when the guest runs with -icount shift=0). With
+ * CONFIG_MEM_ALLOC_PROFILING the same loop measures allocation profiling,
+ * enabled or not with the vm.mem_profiling sysctl.
+ */
+#include <linux/compiler.h>
+#include <linux/slab.h>
+#include <linux/timekeeping.h>
+
+u64 malloc_type_bench_kmalloc(size_t size, unsigned int iters);
+
+/* Returns the nanoseconds taken by @iters pairs, or 0 when kmalloc failed. */
+u64 malloc_type_bench_kmalloc(size_t size, unsigned int iters)
+{
+	u64 start = ktime_get_ns();
+	unsigned int i;
+
+	for (i = 0; i < iters; i++) {
+		void *p = kmalloc(size, GFP_KERNEL);
+
+		if (!p)
+			return 0;
+		OPTIMIZER_HIDE_VAR(p);
+		kfree(p);
+	}
+	return ktime_get_ns() - start;
+}
