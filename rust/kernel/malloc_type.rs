@@ -194,19 +194,27 @@ const _: () = assert!(size_of::<bindings::malloc_type_header>() == 64);
 /// assert_eq!(zindx(0), -1);
 /// ```
 pub fn zindx(size: usize) -> i32 {
-    if size == 0 {
-        return -1;
-    }
-    match ZONE_SIZES.iter().position(|&z| size <= z) {
-        // CAST: `i < ZONE_COUNT`, which fits in an `i32`.
-        Some(i) => i as i32,
-        None => -1,
+    /// The `zindx` of sizes 1 to 192 by `(size - 1) / 8`, as `kmalloc_size_index[]` maps them.
+    const SMALL: [u8; 24] = [
+        0, 1, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 6, 6, 6, 6, 6, 6, 6, 6,
+    ];
+    match size {
+        0 => -1,
+        // CAST: Values of `SMALL` are below `ZONE_COUNT`.
+        1..=192 => i32::from(SMALL[(size - 1) / 8]),
+        // 256 (zindx 7) to 8192 (12): the next power of two, as `fls(size - 1)` finds it.
+        // CAST: `leading_zeros()` of a `usize` is at most 64.
+        193..=KMALLOC_MAX_CACHE_SIZE => (usize::BITS - (size - 1).leading_zeros()) as i32 - 1,
+        _ => -1,
     }
 }
 
-/// Returns the accounted size of a request of `size` bytes: `kmalloc_size_roundup(size)`, which
-/// is the bucket size up to [`KMALLOC_MAX_CACHE_SIZE`] and `PAGE_SIZE << get_order(size)` above;
-/// 0 for 0.
+/// Returns the accounted size of a request of `size` bytes: what `kmalloc_size_roundup(size)`
+/// returns, that is the bucket size up to [`KMALLOC_MAX_CACHE_SIZE`] and `PAGE_SIZE <<
+/// get_order(size)` above; 0 for 0.
+///
+/// It is computed from [`ZONE_SIZES`] rather than by calling the slab allocator, because it runs
+/// on every typed allocation and free; a KUnit case checks that both agree for every size.
 ///
 /// # Examples
 ///
@@ -219,11 +227,14 @@ pub fn zindx(size: usize) -> i32 {
 /// assert_eq!(accounted_size(8193), 16384);
 /// ```
 pub fn accounted_size(size: usize) -> usize {
-    if size == 0 {
-        return 0;
+    match usize::try_from(zindx(size)) {
+        Ok(z) => ZONE_SIZES[z],
+        // Large kmalloc: `PAGE_SIZE << get_order(size)`, the next power of two above a page.
+        Err(_) if size > KMALLOC_MAX_CACHE_SIZE && size <= KMALLOC_MAX_SIZE => {
+            size.next_power_of_two()
+        }
+        Err(_) => size,
     }
-    // SAFETY: `kmalloc_size_roundup()` accepts any size.
-    unsafe { bindings::kmalloc_size_roundup(size) }
 }
 
 /// Returns the zone a type named `name` gets when there are `numzones` zones: a hash of the
@@ -613,7 +624,8 @@ impl MallocType {
         let Some(s) = self.stats_ref() else {
             return;
         };
-        let guard = PreemptGuard::new();
+        // Each per-CPU operation is safe against preemption and interrupts on its own; the sums
+        // over the CPUs are right even if the task moves between two of them.
         // CAST: `usize` and `u64` have the same width on 64-bit kernels.
         percpu_u64!(s, bindings::malloc_type_stats, mts_memalloced).add(size as u64);
         percpu_u64!(s, bindings::malloc_type_stats, mts_numallocs).add(1);
@@ -623,6 +635,7 @@ impl MallocType {
             }
         }
         if trace::malloc_enabled() {
+            let guard = PreemptGuard::new();
             let mtp = self.as_raw();
             // SAFETY: `mtp` is this registered type, the second pointer its internal part and
             // the third this CPU's record of its statistics, all valid while `self` is.
@@ -646,11 +659,11 @@ impl MallocType {
         let Some(s) = self.stats_ref() else {
             return;
         };
-        let guard = PreemptGuard::new();
         // CAST: `usize` and `u64` have the same width on 64-bit kernels.
         percpu_u64!(s, bindings::malloc_type_stats, mts_memfreed).add(size as u64);
         percpu_u64!(s, bindings::malloc_type_stats, mts_numfrees).add(1);
         if trace::free_enabled() {
+            let guard = PreemptGuard::new();
             let mtp = self.as_raw();
             // SAFETY: As in `account_alloc`.
             // CAST: `usize` and `c_ulong` have the same width on 64-bit kernels.
@@ -1158,6 +1171,16 @@ mod tests {
             accounted_size(KMALLOC_MAX_CACHE_SIZE + 1),
             4 * crate::page::PAGE_SIZE
         );
+        // The tables agree with the slab allocator for every kmalloc'd size and for large ones.
+        let large = [8193, 12288, 16384, 16385, 65536, 1 << 20, (1 << 20) + 1, KMALLOC_MAX_SIZE];
+        for size in Iterator::chain(1..=KMALLOC_MAX_CACHE_SIZE, large) {
+            // SAFETY: `kmalloc_size_roundup()` accepts any size.
+            let want = unsafe { bindings::kmalloc_size_roundup(size) };
+            assert_eq!(accounted_size(size), want);
+            if size <= KMALLOC_MAX_CACHE_SIZE {
+                assert_eq!(ZONE_SIZES[zindx(size) as usize], want);
+            }
+        }
     }
 
     #[test]
