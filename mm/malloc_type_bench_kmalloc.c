@@ -11,6 +11,7 @@
 #include <linux/timekeeping.h>
 
 u64 malloc_type_bench_kmalloc(size_t size, unsigned int iters);
+u64 malloc_type_bench_krealloc(size_t size, unsigned int iters);
 
 /* Returns the nanoseconds taken by @iters pairs, or 0 when kmalloc failed. */
 u64 malloc_type_bench_kmalloc(size_t size, unsigned int iters)
@@ -20,6 +21,26 @@ u64 malloc_type_bench_kmalloc(size_t size, unsigned int iters)
 
 	for (i = 0; i < iters; i++) {
 		void *p = kmalloc(size, GFP_KERNEL);
+
+		if (!p)
+			return 0;
+		OPTIMIZER_HIDE_VAR(p);
+		kfree(p);
+	}
+	return ktime_get_ns() - start;
+}
+
+/*
+ * The same with krealloc(NULL, ...), the path every Rust allocation takes
+ * (krealloc_node_align() through a helper), and kfree().
+ */
+u64 malloc_type_bench_krealloc(size_t size, unsigned int iters)
+{
+	u64 start = ktime_get_ns();
+	unsigned int i;
+
+	for (i = 0; i < iters; i++) {
+		void *p = krealloc(NULL, size, GFP_KERNEL);
 
 		if (!p)
 			return 0;

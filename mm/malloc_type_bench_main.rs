@@ -5,6 +5,7 @@
 //! At load, times allocate+free pairs of sizes 8, 64, 512, 4096, 16384 and 1 MiB through:
 //!
 //! - `kmalloc`: plain `kmalloc()`/`kfree()` in C (the baseline);
+//! - `krealloc`: `krealloc(NULL, ..)`/`kfree()` in C, the path of every Rust allocation;
 //! - `kbox`: `KBox`, the default Rust allocator (charged to "rust kmalloc");
 //! - `typed`: [`MallocType::malloc`] / [`MallocType::free`] of a type;
 //! - `typed_box`: `Box<_, TypedAlloc<_>>` of a type.
@@ -48,6 +49,7 @@ module! {
 
 extern "C" {
     fn malloc_type_bench_kmalloc(size: usize, iters: u32) -> u64;
+    fn malloc_type_bench_krealloc(size: usize, iters: u32) -> u64;
 }
 
 /// Runs `f` `n` times and returns the nanoseconds taken.
@@ -96,6 +98,12 @@ impl kernel::Module for Bench {
                 return Err(ENOMEM);
             }
             report(scenario, "kmalloc", size, n, i64::try_from(ns)?);
+            // SAFETY: The C loop has no requirements.
+            let ns = unsafe { malloc_type_bench_krealloc(size, n) };
+            if ns == 0 {
+                return Err(ENOMEM);
+            }
+            report(scenario, "krealloc", size, n, i64::try_from(ns)?);
             let ns = time(n, || {
                 let p = M_BENCH.malloc(size, GFP_KERNEL)?;
                 black_box(p);

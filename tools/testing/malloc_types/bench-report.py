@@ -19,6 +19,7 @@ SCENARIOS = {
 }
 VARIANTS = [
     ("kmalloc", "0", "kmalloc/kfree"),
+    ("krealloc", "0", "krealloc(NULL)/kfree"),
     ("kbox", "0", "KBox (rust kmalloc)"),
     ("typed", "0", "typed malloc/free"),
     ("typed_box", "0", "typed Box"),
