@@ -15,7 +15,7 @@ export MT_CACHE
 # One build at a time per cache: concurrent makes (or clones) queue here.
 LOCKED := flock $(MT_CACHE)/.lock
 
-.PHONY: all help run check bench setup tree kernel kernel-prod tools initramfs shell clean distclean
+.PHONY: all help run check bench setup tree kernel kernel-prod tools shell clean distclean
 
 all: help
 
@@ -25,8 +25,11 @@ help:
 	@echo "  make bench        the cost of typed accounting, side by side with kmalloc"
 	@echo "  make kernel       build the test kernel ($(MT_CACHE))"
 	@echo "  make kernel-prod  build the production kernel"
+	@echo "  make tree         lay this repository over the kernel source"
+	@echo "  make tools        build the static memstat tools for the guest"
 	@echo "  make shell        boot the test kernel with a shell on the console"
 	@echo "  make clean        remove build outputs (keeps the source and tools)"
+	@echo "  make distclean    remove the whole cache"
 
 $(MT_CACHE):
 	@mkdir -p $@

@@ -43,7 +43,7 @@ if [ -f "$MT_ROOT/tools/memstat/Cargo.toml" ]; then
 	echo "check: cargo test (tools/memstat)"
 	clog="$MT_CACHE/logs/cargo-test.log"
 	(cd "$MT_ROOT/tools/memstat" &&
-		CARGO_TARGET_DIR="$MT_CACHE/cargo-target" cargo "+$RUST_VERSION" test --workspace --locked) >"$clog" 2>&1
+		CARGO_TARGET_DIR="$MT_CACHE/cargo-target" cargo "+$RUST_VERSION" test --workspace --locked --no-fail-fast) >"$clog" 2>&1
 	crc=$?
 	read -r p f < <(awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i } }
 		END { print p + 0, f + 0 }' "$clog")

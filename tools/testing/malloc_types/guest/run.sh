@@ -61,5 +61,5 @@ run rmmod rust_malloc_types
 dmesg | grep 'leaked memory on destroy' | sed 's/^\[[^]]*\] //'
 
 banner "memstat -z (slab caches, the largest 10 by memory)"
-memstat -z -s memuse | head -n 11
+memstat -z -s memuse | head -n 12
 exit $rc
