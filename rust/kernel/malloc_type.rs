@@ -1140,7 +1140,6 @@ mod tests {
     use crate::alloc::{
         flags::{
             __GFP_NOWARN,
-            GFP_ATOMIC,
             GFP_KERNEL,
             GFP_NOWAIT, //
         },
@@ -1268,47 +1267,45 @@ mod tests {
 
     crate::malloc_define!(M_T_XCPU, "kunit cross cpu", "Counters across CPUs");
 
-    /// Allocates `cpu + 1` blocks of 64 bytes on the current CPU and stores their addresses.
-    ///
-    /// # Safety
-    ///
-    /// `arg` points to a `[usize; 3]` that nothing else accesses during the call.
-    unsafe extern "C" fn alloc_on_cpu(arg: *mut c_void) {
-        // SAFETY: `arg` is the `[usize; 3]` of `exact_counters_across_cpus`, borrowed for the
-        // synchronous cross-CPU call.
-        let out = unsafe { &mut *arg.cast::<[usize; 3]>() };
-        let cpu = CpuId::current().as_u32() as usize;
-        // `cpu + 1` allocations of 64 bytes, in hard interrupt context (`GFP_ATOMIC`).
-        for i in 0..=cpu.min(out.len() - 1) {
-            if let Ok(p) = M_T_XCPU.malloc(64, GFP_ATOMIC) {
-                out[i] = p.as_ptr().cast::<u8>() as usize;
-            }
-        }
+    /// Restricts the current task to the CPUs of `mask`; the task runs on one of them on return.
+    fn run_on(mask: &crate::cpumask::Cpumask) -> Result {
+        use crate::error::to_result;
+
+        // SAFETY: `current_raw()` is the running task, valid for the call; `mask` is a valid
+        // cpumask. `set_cpus_allowed_ptr()` migrates the task before it returns.
+        to_result(unsafe {
+            bindings::set_cpus_allowed_ptr(crate::task::Task::current_raw(), mask.as_raw())
+        })
     }
 
     #[test]
     fn exact_counters_across_cpus() -> Result {
+        use crate::cpumask::CpumaskVar;
+
         let t = &M_T_XCPU;
+        let mut all = CpumaskVar::new_zero(GFP_KERNEL)?;
+        all.setall();
         let mut visited = 0;
         for cpu in percpu::possible_cpus() {
             let c = cpu.as_u32() as usize;
             if c >= 3 {
                 break;
             }
-            let mut ptrs = [0usize; 3];
-            // SAFETY: `alloc_on_cpu` has the right signature; `ptrs` outlives the synchronous
-            // (`wait`) call.
-            let r = unsafe {
-                bindings::smp_call_function_single(
-                    cpu.as_u32() as i32,
-                    Some(alloc_on_cpu),
-                    ptr::from_mut(&mut ptrs).cast(),
-                    true,
-                )
-            };
-            if r != 0 {
-                // The CPU is not online.
+            // Move this test's task to `cpu` (process context, unlike a cross-CPU call, so the
+            // allocations below are ordinary ones); a CPU that is not online is skipped.
+            let mut one = CpumaskVar::new_zero(GFP_KERNEL)?;
+            one.set(cpu);
+            if run_on(&one).is_err() {
                 continue;
+            }
+            let mut ptrs = [0usize; 3];
+            {
+                let guard = PreemptGuard::new();
+                assert!(guard.cpu() == cpu);
+                // `cpu + 1` allocations of 64 bytes on `cpu`.
+                for p in ptrs.iter_mut().take(c + 1) {
+                    *p = t.malloc(64, GFP_NOWAIT)?.as_ptr().cast::<u8>() as usize;
+                }
             }
             visited += 1;
             let s = t.stats_cpu(cpu);
@@ -1316,11 +1313,11 @@ mod tests {
             assert_eq!(s.memalloced, 64 * (c as u64 + 1));
             assert_eq!(s.size, 1 << 3);
             for &p in ptrs.iter().take(c + 1) {
-                assert!(p != 0);
                 // SAFETY: `p` came from `t` with 64 bytes and is not used again.
                 unsafe { t.free(p as *mut u8, 64) };
             }
         }
+        run_on(&all)?;
         assert!(visited >= 1);
         let s = t.stats();
         assert_eq!(s.in_use(), 0);
