@@ -14,6 +14,7 @@
 //! `memory-zone-statistics` → `zone` → {`name`, `size`, `limit`, `used`,
 //! `free`, `requests`, `fail`, `sleep`, `xdomain`}.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 
 use serde::Serialize;
@@ -100,6 +101,25 @@ pub fn humanize(v: u64, base: u64, width: usize) -> String {
     plain
 }
 
+/// `s` with its control characters escaped (`char::escape_default`, e.g.
+/// ESC as `\u{1b}`), for names printed in the text tables: a name from the
+/// kernel or a stream file must not drive the terminal. Other characters
+/// are kept as they are.
+pub fn escape_control(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(char::is_control) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// `ceil(bytes / 1024)`.
 pub fn kib(bytes: u64) -> u64 {
     bytes / 1024 + u64::from(bytes % 1024 != 0)
@@ -147,7 +167,7 @@ pub fn malloc_text(list: &MemoryTypeList, zones: &ZoneSizes, o: &Options) -> Str
             let _ = write!(
                 s,
                 "{:>13} {:>5} {:>6} {:>8}  ",
-                t.name(),
+                escape_control(t.name()),
                 humanize(t.count(), 1000, 5),
                 humanize(t.bytes(), 1024, 5),
                 humanize(t.numallocs(), 1000, 5)
@@ -156,7 +176,7 @@ pub fn malloc_text(list: &MemoryTypeList, zones: &ZoneSizes, o: &Options) -> Str
             let _ = write!(
                 s,
                 "{:>13} {:>5} {:>5}K {:>8}  ",
-                t.name(),
+                escape_control(t.name()),
                 t.count(),
                 kib(t.bytes()),
                 t.numallocs()
@@ -176,7 +196,7 @@ pub fn zone_text(list: &MemoryTypeList, o: &Options) -> String {
         "ITEM", "SIZE", "LIMIT", "USED", "FREE", "REQ", "FAIL", "SLEEP", "XDOMAIN"
     );
     for t in selected(list, Allocator::Slab, o) {
-        let name = format!("{}:", t.name());
+        let name = format!("{}:", escape_control(t.name()));
         let h = |v: u64, w: usize| {
             if o.humanize {
                 humanize(v, 1000, w)

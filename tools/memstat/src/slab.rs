@@ -3,7 +3,7 @@
 //! (`slabinfo - version: 2.x`).
 
 use std::fs;
-use std::io;
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
@@ -64,12 +64,41 @@ pub fn parse_sys_value(text: &str) -> Option<u64> {
     text.split_whitespace().next()?.parse().ok()
 }
 
+/// Most bytes read from one SLUB sysfs attribute file.
+pub const MAX_SYS_VALUE_LEN: u64 = 64 * 1024;
+/// Most bytes read from a slabinfo file.
+pub const MAX_SLABINFO_LEN: u64 = 64 * 1024 * 1024;
+
+/// Read the text file `p`, failing with a data error rather than reading
+/// more than `cap` bytes.
+fn read_capped(p: &Path, cap: u64) -> io::Result<std::result::Result<String, Error>> {
+    let mut buf = Vec::new();
+    fs::File::open(p)?
+        .take(cap.saturating_add(1))
+        .read_to_end(&mut buf)?;
+    if buf.len() as u64 > cap {
+        return Ok(Err(Error::data(format!(
+            "{}: larger than {cap} bytes",
+            p.display()
+        ))));
+    }
+    String::from_utf8(buf).map(Ok).map_err(|_| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            "stream did not contain valid UTF-8",
+        )
+    })
+}
+
 fn read_value(dir: &Path, file: &str) -> Result<Option<u64>> {
     let p = dir.join(file);
-    match fs::read_to_string(&p) {
-        Ok(t) => parse_sys_value(&t)
-            .map(Some)
-            .ok_or_else(|| Error::data(format!("{}: not a number: {:?}", p.display(), t.trim()))),
+    match read_capped(&p, MAX_SYS_VALUE_LEN) {
+        Ok(t) => {
+            let t = t?;
+            parse_sys_value(&t).map(Some).ok_or_else(|| {
+                Error::data(format!("{}: not a number: {:?}", p.display(), t.trim()))
+            })
+        }
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(Error::from_io(p, e)),
     }
@@ -186,7 +215,7 @@ pub fn read_caches(src: &SlabSource) -> Result<Vec<SlabCache>> {
         }
     }
     if let Some(p) = &src.slabinfo {
-        let text = fs::read_to_string(p).map_err(|e| Error::from_io(p, e))?;
+        let text = read_capped(p, MAX_SLABINFO_LEN).map_err(|e| Error::from_io(p, e))??;
         return parse_slabinfo(&text);
     }
     let p = src

@@ -11,6 +11,10 @@
 //! [`write_stream`] produces a stream from values (tests, fuzz seeds,
 //! `memstat --save`).
 
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::Path;
+
 use crate::error::{Error, Result};
 
 /// `MALLOC_TYPE_STREAM_VERSION`.
@@ -115,18 +119,16 @@ fn parse_name(field: &[u8], index: u32) -> Result<String> {
     Ok(String::from_utf8_lossy(&field[..end]).into_owned())
 }
 
-/// Parse a whole stream.
-///
-/// Errors: [`Error::DataError`] for a short header, zero or too many CPUs,
-/// a length that is not exactly the announced one, or an unterminated name;
-/// [`Error::Version`] for a version other than [`STREAM_VERSION`].
-pub fn parse_stream(buf: &[u8]) -> Result<Stream> {
-    if buf.len() < STREAM_HEADER_SIZE {
-        return Err(Error::data(format!(
-            "stream is {} bytes, shorter than its {STREAM_HEADER_SIZE}-byte header",
-            buf.len()
-        )));
-    }
+fn short_header(len: usize) -> Error {
+    Error::data(format!(
+        "stream is {len} bytes, shorter than its {STREAM_HEADER_SIZE}-byte header"
+    ))
+}
+
+/// Check a stream header (the first [`STREAM_HEADER_SIZE`] bytes of `buf`):
+/// version, CPU count, and that the announced length fits in a `usize`.
+/// Returns `(maxcpus, count, expected total length)`.
+fn check_header(buf: &[u8]) -> Result<(u32, u32, usize)> {
     let version = u32_at(buf, 0)?;
     if version != STREAM_VERSION {
         return Err(Error::Version {
@@ -149,6 +151,63 @@ pub fn parse_stream(buf: &[u8]) -> Result<Stream> {
             "stream header announces {count} types of {maxcpus} CPUs: length overflows"
         ))
     })?;
+    Ok((maxcpus, count, expected))
+}
+
+/// Read a stream from `r`, header first, never reading more than one byte
+/// past the length the header announces: the 16-byte header is read (with
+/// retries on short reads) and checked as [`parse_stream`] does, then the
+/// rest is read through [`Read::take`]. A source that is endless or far
+/// larger than announced (`/dev/zero`, a huge sparse file) thus fails fast
+/// with [`Error::Version`] or [`Error::DataError`] instead of being read
+/// whole. I/O errors are reported on `path`.
+///
+/// The bytes returned have exactly the announced length or are shorter
+/// (truncated: [`parse_stream`] then reports the length mismatch).
+pub fn read_stream<R: Read>(mut r: R, path: &Path) -> Result<Vec<u8>> {
+    let mut header = [0u8; STREAM_HEADER_SIZE];
+    let mut got = 0;
+    while got < STREAM_HEADER_SIZE {
+        match r.read(&mut header[got..]) {
+            Ok(0) => return Err(short_header(got)),
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(Error::from_io(path, e)),
+        }
+    }
+    let (maxcpus, count, expected) = check_header(&header)?;
+    let remaining = (expected - STREAM_HEADER_SIZE) as u64;
+    let mut buf = Vec::new();
+    buf.try_reserve(STREAM_HEADER_SIZE)
+        .map_err(|_| Error::NoMemory)?;
+    buf.extend_from_slice(&header);
+    r.take(remaining.saturating_add(1))
+        .read_to_end(&mut buf)
+        .map_err(|e| Error::from_io(path, e))?;
+    if buf.len() > expected {
+        return Err(Error::data(format!(
+            "stream is more than {expected} bytes, header announces {count} types of {maxcpus} CPUs = {expected} bytes"
+        )));
+    }
+    Ok(buf)
+}
+
+/// Open `path` and [`read_stream`] it.
+pub fn read_stream_file(path: &Path) -> Result<Vec<u8>> {
+    let f = File::open(path).map_err(|e| Error::from_io(path, e))?;
+    read_stream(f, path)
+}
+
+/// Parse a whole stream.
+///
+/// Errors: [`Error::DataError`] for a short header, zero or too many CPUs,
+/// a length that is not exactly the announced one, or an unterminated name;
+/// [`Error::Version`] for a version other than [`STREAM_VERSION`].
+pub fn parse_stream(buf: &[u8]) -> Result<Stream> {
+    if buf.len() < STREAM_HEADER_SIZE {
+        return Err(short_header(buf.len()));
+    }
+    let (maxcpus, count, expected) = check_header(buf)?;
     if buf.len() != expected {
         return Err(Error::data(format!(
             "stream is {} bytes, header announces {count} types of {maxcpus} CPUs = {expected} bytes",

@@ -16,6 +16,8 @@
 use std::collections::HashMap;
 use std::fmt;
 
+use crate::report::escape_control;
+
 /// Which probe fired.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Probe {
@@ -228,11 +230,11 @@ pub fn parse_line(line: &str) -> Result<Record, ParseError> {
 pub fn format_event(e: &Event) -> String {
     format!(
         "{} {}[{}]: {}(9) type {} {} byte{}",
-        e.timestamp,
-        e.comm,
+        escape_control(&e.timestamp),
+        escape_control(&e.comm),
         e.pid,
         e.probe.as_str(),
-        e.type_probe,
+        escape_control(&e.type_probe),
         e.size,
         if e.size == 1 { "" } else { "s" }
     )
@@ -340,7 +342,12 @@ impl Top {
     pub fn table(&self) -> String {
         let mut s = format!("{:>14} {:>10} {}\n", "NET(B)", "BALANCE", "TYPE");
         for r in self.rows() {
-            s.push_str(&format!("{:>14} {:>10} {}\n", r.net, r.balance, r.probe));
+            s.push_str(&format!(
+                "{:>14} {:>10} {}\n",
+                r.net,
+                r.balance,
+                escape_control(&r.probe)
+            ));
         }
         s
     }
@@ -354,8 +361,8 @@ pub fn parse_cpu_stats(text: &str) -> (u64, u64) {
         if let Some((k, v)) = line.split_once(':') {
             let v: u64 = v.trim().parse().unwrap_or(0);
             match k.trim() {
-                "overrun" => overrun += v,
-                "dropped events" => dropped += v,
+                "overrun" => overrun = u64::saturating_add(overrun, v),
+                "dropped events" => dropped = u64::saturating_add(dropped, v),
                 _ => {}
             }
         }

@@ -1,7 +1,6 @@
 //! Memory types and lists of them: `struct memory_type` and
 //! `struct memory_type_list` of libmemstat(3).
 
-use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, ErrorKind, Result};
@@ -606,7 +605,7 @@ impl MemoryTypeList {
     /// Read a stream from `path` (`/proc/malloc_stats` or a saved stream
     /// file) and update the malloc types. Zone sizes are not touched.
     pub fn read_malloc(&mut self, path: &Path) -> Result<()> {
-        let r = fs::read(path).map_err(|e| Error::from_io(path, e));
+        let r = stream::read_stream_file(path);
         let buf = self.record(r)?;
         self.update_malloc_bytes(&buf)
     }

@@ -113,7 +113,13 @@ fn errors_are_one_line_and_nonzero() {
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
-        "memstat: /nonexistent/stream: No such file or directory (kernel without malloc types?)\n"
+        "memstat: /nonexistent/stream: No such file or directory\n"
+    );
+    // The kernel hint is for the default /proc path only.
+    let out = memstat(&["--proc", "/nonexistent/malloc_stats"]);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "memstat: /nonexistent/malloc_stats: No such file or directory\n"
     );
     let d = tmpdir("cli_memstat_bad");
     let bad = d.join("bad.stream");
@@ -174,4 +180,101 @@ fn help_lists_every_option() {
     ] {
         assert!(h.contains(opt), "{opt} missing from --help");
     }
+}
+
+#[test]
+fn endless_or_huge_sources_fail_fast() {
+    let out = memstat(&["-f", "/dev/zero"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).starts_with("memstat: Version mismatch"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let d = tmpdir("cli_memstat_sparse");
+    let p = d.join("sparse.stream");
+    let f = std::fs::File::create(&p).unwrap();
+    f.set_len(1 << 32).unwrap();
+    drop(f);
+    let t = std::time::Instant::now();
+    let out = memstat(&["-f", p.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).starts_with("memstat: Version mismatch"));
+    assert!(t.elapsed() < std::time::Duration::from_secs(20));
+    let _ = std::fs::remove_file(&p);
+}
+
+#[test]
+fn bad_intervals_and_counts_are_usage_errors() {
+    let s = stream_file();
+    let s = s.to_str().unwrap();
+    for w in ["1e30", "0", "nan", "inf"] {
+        let out = memstat(&["-f", s, "-w", w]);
+        assert_eq!(out.status.code(), Some(2), "-w {w}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.starts_with("memstat: -w: "), "-w {w}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+        assert!(out.stdout.is_empty());
+    }
+    for extra in [&["-c", "0"][..], &["-w", "0.1", "-c", "0"][..]] {
+        let mut a = vec!["-f", s];
+        a.extend_from_slice(extra);
+        let out = memstat(&a);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            "memstat: -c: the count must be at least 1\n"
+        );
+        assert!(out.stdout.is_empty());
+    }
+}
+
+#[test]
+fn closed_stdout_pipe_exits_quietly() {
+    use std::io::Read;
+    use std::process::Stdio;
+    let s = stream_file();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_memstat"))
+        .args(["-f", s.to_str().unwrap(), "-H", "-w", "0.05", "-c", "20"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run memstat");
+    // Read the first report, then close the pipe.
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = [0u8; 16];
+    stdout.read_exact(&mut first).unwrap();
+    drop(stdout);
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.is_empty(), "{err}");
+}
+
+#[test]
+fn control_characters_in_names_are_escaped_in_tables() {
+    let d = tmpdir("cli_memstat_esc");
+    let p = d.join("esc.stream");
+    let types = vec![
+        ty("\x1b[31mred", 1, vec![cpu(64, 0, 1, 0, 1 << 3)]),
+        ty("tab\there", 2, vec![cpu(64, 0, 1, 0, 1 << 3)]),
+    ];
+    std::fs::write(&p, memstat::stream::write_stream(1, &types)).unwrap();
+    let out = memstat(&["-f", p.to_str().unwrap(), "-H"]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(!text.contains('\x1b') && !text.contains('\t'), "{text:?}");
+    assert!(
+        text.contains("\\u{1b}[31mred     1     1K        1  64\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  tab\\there     1     1K        1  64\n"),
+        "{text}"
+    );
+    // JSON keeps the name (serde escapes it).
+    let out = memstat(&["-f", p.to_str().unwrap(), "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["malloc-statistics"]["memory"][0]["type"], "\x1b[31mred");
 }

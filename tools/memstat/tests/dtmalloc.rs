@@ -366,3 +366,124 @@ fn missing_tracepoints_and_busy_instance() {
     let out = dtmalloc(&root, &["--instance", "../x"], None);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn bad_numbers_are_usage_errors() {
+    let root = fake_tracefs("dt_badnum");
+    for args in [
+        &["--duration", "1e30"][..],
+        &["top", "-i", "1e30"][..],
+        &["top", "--interval", "1e30", "--once"][..],
+        &["-c", "0"][..],
+        &["top", "-c", "0"][..],
+    ] {
+        let out = dtmalloc(&root, args, Some("0"));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+        assert!(err.starts_with("dtmalloc: --"), "{err}");
+        assert!(out.stdout.is_empty());
+    }
+    assert!(!root.join("fake-writes.log").exists());
+    // Large but representable: accepted (no panic adding it to the clock).
+    let out = dtmalloc(
+        &root,
+        &["--instance", "big", "--duration", "1e18"],
+        Some("0"),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = dtmalloc(&root, &["--instance", "big2", "top", "-i", "1e18"], None);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .matches("NET(B)")
+            .count(),
+        1
+    );
+}
+
+#[test]
+fn lost_event_totals_saturate() {
+    let root = fake_tracefs("dt_lost");
+    fs::write(
+        root.join("trace_pipe"),
+        "CPU:0 [LOST 18446744073709551615 EVENTS]\nCPU:1 [LOST 18446744073709551615 EVENTS]\n",
+    )
+    .unwrap();
+    let out = dtmalloc(&root, &["--instance", "lost"], Some("0"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains(
+            "0 events, 18446744073709551615 lost (LOST EVENTS markers 18446744073709551615, overrun 3, dropped 2)"
+        ),
+        "{err}"
+    );
+    assert_eq!(
+        parse_cpu_stats("overrun: 18446744073709551615\noverrun: 5\ndropped events: 1\n"),
+        (u64::MAX, 1)
+    );
+}
+
+#[test]
+fn control_characters_are_escaped_in_event_and_top_output() {
+    let line = "  \u{1b}[31mevil-5 [000] ..... 1.000000: malloc: probe=t\u{1b}[0m size=8 zindx=0 name=\"t\"";
+    let e = ev(line);
+    assert_eq!(
+        format_event(&e),
+        "1.000000 \\u{1b}[31mevil[5]: malloc(9) type t\\u{1b}[0m 8 bytes"
+    );
+    let mut top = Top::new();
+    top.add(&Record::Event(e));
+    assert_eq!(
+        top.table(),
+        "        NET(B)    BALANCE TYPE\n             8          1 t\\u{1b}[0m\n"
+    );
+    let root = fake_tracefs("dt_esc");
+    fs::write(root.join("trace_pipe"), format!("{line}\n")).unwrap();
+    let out = dtmalloc(&root, &["--instance", "esc"], Some("0"));
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(!text.contains('\u{1b}'), "{text:?}");
+    assert!(text.contains("\\u{1b}[31mevil[5]"), "{text}");
+}
+
+#[test]
+fn closed_stdout_pipe_exits_quietly() {
+    use std::io::Read;
+    use std::process::Stdio;
+    let root = fake_tracefs("dt_epipe");
+    let mut pipe = String::new();
+    for i in 0..20000 {
+        pipe.push_str(&format!(
+            "insmod-123 [001] ..... {i}.000000: malloc: probe=foo_bar size=4096 zindx=12 name=\"foo bar\"\n"
+        ));
+    }
+    fs::write(root.join("trace_pipe"), pipe).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dtmalloc"))
+        .arg("--tracefs")
+        .arg(&root)
+        .args(["--fake-tracefs", "--instance", "ep", "--min", "0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = [0u8; 16];
+    stdout.read_exact(&mut first).unwrap();
+    drop(stdout);
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(!root.join("instances/ep").exists());
+}

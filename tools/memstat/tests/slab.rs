@@ -158,3 +158,49 @@ fn host_memstat_z_lists_real_caches() {
         "{text}"
     );
 }
+
+#[test]
+fn oversized_slab_files_are_data_errors() {
+    let d = tmpdir("slab_caps");
+    let cache = d.join("sys/big");
+    std::fs::create_dir_all(&cache).unwrap();
+    std::fs::write(cache.join("object_size"), "64\n").unwrap();
+    std::fs::write(cache.join("total_objects"), "10\n").unwrap();
+    // An attribute file past the 64 KiB cap (sparse: zeros after "5 ").
+    std::fs::write(cache.join("objects"), "5 ").unwrap();
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(cache.join("objects"))
+        .unwrap();
+    f.set_len(slab::MAX_SYS_VALUE_LEN + 1).unwrap();
+    drop(f);
+    let src = SlabSource {
+        sys_dir: Some(d.join("sys")),
+        slabinfo: None,
+    };
+    let e = slab::read_caches(&src).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::DataError);
+    assert!(e.to_string().contains("larger than 65536 bytes"), "{e}");
+    // At the cap it is read.
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(cache.join("objects"))
+        .unwrap();
+    f.set_len(slab::MAX_SYS_VALUE_LEN).unwrap();
+    drop(f);
+    let caches = slab::read_caches(&src).unwrap();
+    assert_eq!(caches[0].active_objs, 5);
+    // A slabinfo file past its 64 MiB cap (sparse).
+    let info = d.join("slabinfo");
+    let f = std::fs::File::create(&info).unwrap();
+    f.set_len(1 << 32).unwrap();
+    drop(f);
+    let src = SlabSource {
+        sys_dir: None,
+        slabinfo: Some(info.clone()),
+    };
+    let e = slab::read_caches(&src).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::DataError);
+    assert!(e.to_string().contains("larger than 67108864 bytes"), "{e}");
+    let _ = std::fs::remove_file(&info);
+}

@@ -3,6 +3,7 @@ mod common;
 use common::*;
 use memstat::stream::{self, parse_stream, write_stream, STREAM_HEADER_SIZE};
 use memstat::ErrorKind;
+use std::io::Read;
 
 #[test]
 fn roundtrip_multi_type_multi_cpu() {
@@ -128,4 +129,80 @@ fn duplicate_names_kept_distinct() {
         .map(|t| t.id)
         .collect();
     assert_eq!(dups, vec![6, 7]);
+}
+
+#[test]
+fn read_stream_is_bounded_by_the_header() {
+    use std::path::Path;
+    use stream::{read_stream, read_stream_file};
+    // An endless source: fails at the header, whatever follows.
+    let e = read_stream_file(Path::new("/dev/zero")).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Version);
+    let d = tmpdir("stream_sparse");
+    // A 4 GiB sparse file of zeros.
+    let p = d.join("zeros");
+    let f = std::fs::File::create(&p).unwrap();
+    f.set_len(1 << 32).unwrap();
+    drop(f);
+    let e = read_stream_file(&p).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Version);
+    // A valid header followed by 4 GiB of zeros: at most one byte past the
+    // announced length is read.
+    let good = sample_stream();
+    std::fs::write(&p, &good).unwrap();
+    let f = std::fs::OpenOptions::new().write(true).open(&p).unwrap();
+    f.set_len(1 << 32).unwrap();
+    drop(f);
+    let t = std::time::Instant::now();
+    let e = read_stream_file(&p).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::DataError);
+    assert!(e.to_string().contains("more than"), "{e}");
+    assert!(t.elapsed() < std::time::Duration::from_secs(5));
+    let mut list = memstat::MemoryTypeList::new();
+    assert_eq!(
+        list.read_malloc(&p).unwrap_err().kind(),
+        ErrorKind::DataError
+    );
+    let _ = std::fs::remove_file(&p);
+    // The same through an endless reader.
+    let endless = std::io::Cursor::new(good.clone()).chain(std::io::repeat(0));
+    assert_eq!(
+        read_stream(endless, &p).unwrap_err().kind(),
+        ErrorKind::DataError
+    );
+    // One trailing byte is still an error.
+    let mut long = good.clone();
+    long.push(0);
+    assert_eq!(
+        read_stream(&long[..], &p).unwrap_err().kind(),
+        ErrorKind::DataError
+    );
+    // Exact: the stream itself; short: returned for parse_stream to report.
+    assert_eq!(read_stream(&good[..], &p).unwrap(), good);
+    let short = read_stream(&good[..100], &p).unwrap();
+    let e = parse_stream(&short).unwrap_err();
+    assert!(e.to_string().contains("stream is 100 bytes"), "{e}");
+    // A short header.
+    let e = read_stream(&good[..10], &p).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::DataError);
+    assert!(e.to_string().contains("stream is 10 bytes, shorter"), "{e}");
+}
+
+/// A reader that hands out one byte per read: the header is read in a loop.
+#[test]
+fn read_stream_handles_short_reads() {
+    struct OneByte<'a>(&'a [u8]);
+    impl std::io::Read for OneByte<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            if self.0.is_empty() || buf.is_empty() {
+                return Ok(0);
+            }
+            buf[0] = self.0[0];
+            self.0 = &self.0[1..];
+            Ok(1)
+        }
+    }
+    let good = sample_stream();
+    let got = stream::read_stream(OneByte(&good), std::path::Path::new("x")).unwrap();
+    assert_eq!(got, good);
 }

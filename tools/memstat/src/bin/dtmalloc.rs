@@ -40,7 +40,7 @@ struct Args {
     /// Name of the tracefs instance to create (default: dtmalloc.PID).
     #[arg(long, value_name = "NAME", global = true)]
     instance: Option<String>,
-    /// Stop after N events (top: after N refreshes; top --once: after N events).
+    /// Stop after N events (top: after N refreshes; top --once: after N events); N >= 1, 0 is a usage error.
     #[arg(short = 'c', long, value_name = "N", global = true)]
     count: Option<u64>,
     /// Stop after SECONDS seconds.
@@ -216,10 +216,10 @@ impl Instance {
         let mut tot = (0, 0);
         if let Ok(rd) = fs::read_dir(self.dir.join("per_cpu")) {
             for ent in rd.flatten() {
-                if let Ok(t) = fs::read_to_string(ent.path().join("stats")) {
+                if let Ok(t) = read_small(&ent.path().join("stats")) {
                     let (o, d) = trace::parse_cpu_stats(&t);
-                    tot.0 += o;
-                    tot.1 += d;
+                    tot.0 = u64::saturating_add(tot.0, o);
+                    tot.1 = u64::saturating_add(tot.1, d);
                 }
             }
         }
@@ -246,6 +246,28 @@ impl Drop for Instance {
         if let Err(f) = self.remove() {
             eprintln!("dtmalloc: {}", f.msg);
         }
+    }
+}
+
+/// A small text file, at most 64 KiB of it.
+fn read_small(p: &Path) -> io::Result<String> {
+    let mut s = String::new();
+    File::open(p)?.take(64 * 1024).read_to_string(&mut s)?;
+    Ok(s)
+}
+
+/// `now + d`, or `None` (never) when that is past what `Instant` holds.
+fn after(d: Duration) -> Option<Instant> {
+    Instant::now().checked_add(d)
+}
+
+/// A failed write to stdout: quiet for a closed pipe (exit 0, as on
+/// SIGPIPE), an error otherwise.
+fn stdout_error(e: &io::Error) -> Result<(), Failure> {
+    if e.kind() == io::ErrorKind::BrokenPipe {
+        Ok(())
+    } else {
+        Err(fail(format!("stdout: {}", io_text(e))))
     }
 }
 
@@ -329,7 +351,8 @@ fn run(args: &Args) -> Result<(), Failure> {
                 return Err(usage("--interval must be a positive number of seconds"));
             }
             Mode::Top {
-                interval: Duration::from_secs_f64(*interval),
+                interval: Duration::try_from_secs_f64(*interval)
+                    .map_err(|_| usage("--interval is too large"))?,
                 once: *once,
             }
         }
@@ -353,8 +376,15 @@ fn run(args: &Args) -> Result<(), Failure> {
         }
         None => None,
     };
+    if args.count == Some(0) {
+        return Err(usage("--count must be at least 1"));
+    }
     let deadline = match args.duration {
-        Some(d) if d.is_finite() && d >= 0.0 => Some(Instant::now() + Duration::from_secs_f64(d)),
+        Some(d) if d.is_finite() && d >= 0.0 => {
+            let d = Duration::try_from_secs_f64(d).map_err(|_| usage("--duration is too large"))?;
+            // Past what Instant can hold: no deadline.
+            after(d)
+        }
         Some(_) => return Err(usage("--duration must be a non-negative number of seconds")),
         None => None,
     };
@@ -391,11 +421,15 @@ fn run(args: &Args) -> Result<(), Failure> {
         refreshes: 0,
     };
     if let Mode::Top { .. } = mode {
-        let _ = writeln!(out, "Cataloging malloc(9) activity ...");
-        let _ = out.flush();
+        if let Err(e) = writeln!(out, "Cataloging malloc(9) activity ...").and_then(|_| out.flush())
+        {
+            return stdout_error(&e);
+        }
     }
+    // None in top mode: the interval is past what Instant holds (refresh
+    // only at end of input).
     let mut next_refresh = match mode {
-        Mode::Top { interval, .. } => Some(Instant::now() + interval),
+        Mode::Top { interval, .. } => after(interval),
         Mode::Events => None,
     };
     let mut buf = Vec::new();
@@ -436,7 +470,8 @@ fn run(args: &Args) -> Result<(), Failure> {
                         }
                     }
                     if let (Mode::Events, Record::Event(e)) = (&mode, &rec) {
-                        if writeln!(out, "{}", trace::format_event(e)).is_err() {
+                        if let Err(e) = writeln!(out, "{}", trace::format_event(e)) {
+                            result = stdout_error(&e);
                             break 'watch;
                         }
                         w.printed += 1;
@@ -454,13 +489,14 @@ fn run(args: &Args) -> Result<(), Failure> {
             }
         }
         buf.drain(..start);
-        if let (Mode::Top { interval, once }, Some(nr)) = (&mode, next_refresh) {
-            if !once && (Instant::now() >= nr || eof) {
-                if render_top(&w, &mut out, tty).is_err() {
+        if let Mode::Top { interval, once } = &mode {
+            if !once && (next_refresh.is_some_and(|nr| Instant::now() >= nr) || eof) {
+                if let Err(e) = render_top(&w, &mut out, tty) {
+                    result = stdout_error(&e);
                     break;
                 }
                 w.refreshes += 1;
-                next_refresh = Some(Instant::now() + *interval);
+                next_refresh = after(*interval);
                 if args.count.is_some_and(|c| w.refreshes >= c) {
                     break;
                 }
@@ -473,10 +509,14 @@ fn run(args: &Args) -> Result<(), Failure> {
             std::thread::sleep(Duration::from_millis(50));
         }
     }
-    if let Mode::Top { once: true, .. } = mode {
-        let _ = render_top(&w, &mut out, false);
+    if let (Mode::Top { once: true, .. }, Ok(())) = (&mode, &result) {
+        if let Err(e) = render_top(&w, &mut out, false) {
+            result = stdout_error(&e);
+        }
     }
-    let _ = out.flush();
+    if let (Err(e), Ok(())) = (out.flush(), &result) {
+        result = stdout_error(&e);
+    }
     drop(pipe);
     inst.disable();
     let (overrun, dropped) = inst.dropped();
@@ -484,7 +524,7 @@ fn run(args: &Args) -> Result<(), Failure> {
     eprintln!(
         "dtmalloc: {} events, {} lost (LOST EVENTS markers {}, overrun {}, dropped {}), {} unparsed lines",
         w.top.events(),
-        w.top.lost() + overrun + dropped,
+        w.top.lost().saturating_add(overrun).saturating_add(dropped),
         w.top.lost(),
         overrun,
         dropped,

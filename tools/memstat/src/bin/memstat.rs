@@ -1,11 +1,12 @@
 //! memstat: `vmstat -m` and `vmstat -z` for Linux malloc types and slab caches.
 
 use std::io::{self, IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
+use memstat::error::io_text;
 use memstat::report::{self, Options, SortKey};
 use memstat::slab::{DEFAULT_SLABINFO, DEFAULT_SLAB_DIR};
 use memstat::zones::DEFAULT_SYSCTL_DIR;
@@ -60,7 +61,7 @@ struct Args {
     /// Repeat the report every SECONDS seconds (until interrupted or -c).
     #[arg(short = 'w', long = "wait", value_name = "SECONDS")]
     wait: Option<f64>,
-    /// Number of reports with -w (default: unlimited).
+    /// Number of reports with -w, at least 1 (default: unlimited; 0 is a usage error).
     #[arg(short = 'c', long = "count", value_name = "N")]
     count: Option<u64>,
     /// Read malloc types from a saved stream FILE instead of the kernel.
@@ -86,17 +87,41 @@ struct Args {
     help: Option<bool>,
 }
 
+/// The error text, with a hint where one fits: "(run as root)" for a
+/// `/proc` file we may not read, "(kernel without malloc types?)" only for
+/// a missing default `/proc/malloc_stats` (never for a user's file).
 fn describe(e: &Error) -> String {
     match e {
-        Error::Permission { .. } => format!("{e} (run as root)"),
-        Error::Io { source, .. } if source.kind() == io::ErrorKind::NotFound => {
+        Error::Permission { path } if path.starts_with("/proc") => format!("{e} (run as root)"),
+        Error::Io { source, path }
+            if source.kind() == io::ErrorKind::NotFound
+                && path.as_path() == Path::new(DEFAULT_PROC_PATH) =>
+        {
             format!("{e} (kernel without malloc types?)")
         }
         _ => e.to_string(),
     }
 }
 
-fn run(args: &Args) -> Result<(), String> {
+struct Failure {
+    msg: String,
+    code: u8,
+}
+
+impl From<String> for Failure {
+    fn from(msg: String) -> Failure {
+        Failure { msg, code: 1 }
+    }
+}
+
+fn usage(msg: &str) -> Failure {
+    Failure {
+        msg: msg.to_string(),
+        code: 2,
+    }
+}
+
+fn run(args: &Args) -> Result<(), Failure> {
     let want_m = args.malloc || !args.zones || args.save.is_some();
     let want_z = args.zones;
     let humanize = if args.humanize {
@@ -118,10 +143,19 @@ fn run(args: &Args) -> Result<(), String> {
         },
         name: args.name.clone(),
     };
-    if let Some(w) = args.wait {
-        if !(w.is_finite() && w > 0.0) {
-            return Err("-w: the interval must be a positive number of seconds".into());
+    let wait = match args.wait {
+        Some(w) if w.is_finite() && w > 0.0 => Some(
+            Duration::try_from_secs_f64(w).map_err(|_| usage("-w: the interval is too large"))?,
+        ),
+        Some(_) => {
+            return Err(usage(
+                "-w: the interval must be a positive number of seconds",
+            ))
         }
+        None => None,
+    };
+    if args.count == Some(0) {
+        return Err(usage("-c: the count must be at least 1"));
     }
     let slab_src = SlabSource {
         sys_dir: Some(args.slab_dir.clone()),
@@ -153,6 +187,10 @@ fn run(args: &Args) -> Result<(), String> {
             out = serde_json::to_string(&doc).map_err(|e| e.to_string())?;
             out.push('\n');
         } else {
+            // The blank line between reports of -w.
+            if n > 0 {
+                out.push('\n');
+            }
             if want_m {
                 out.push_str(&report::malloc_text(&list, list.zones(), &opts));
             }
@@ -172,18 +210,15 @@ fn run(args: &Args) -> Result<(), String> {
             if e.kind() == io::ErrorKind::BrokenPipe {
                 return Ok(());
             }
-            return Err(format!("stdout: {e}"));
+            return Err(format!("stdout: {}", io_text(&e)).into());
         }
         drop(lock);
         n += 1;
-        let Some(w) = args.wait else { break };
+        let Some(w) = wait else { break };
         if args.count.is_some_and(|c| n >= c) {
             break;
         }
-        std::thread::sleep(Duration::from_secs_f64(w));
-        if !args.json {
-            println!();
-        }
+        std::thread::sleep(w);
     }
     Ok(())
 }
@@ -192,9 +227,9 @@ fn main() -> ExitCode {
     let args = Args::parse();
     match run(&args) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(msg) => {
-            eprintln!("memstat: {msg}");
-            ExitCode::FAILURE
+        Err(f) => {
+            eprintln!("memstat: {}", f.msg);
+            ExitCode::from(f.code)
         }
     }
 }
