@@ -60,7 +60,7 @@ tools: setup
 
 shell: kernel tools
 	@$(LOCKED) bash $(MT)/mkinitramfs.sh test >/dev/null
-	@. $(MT)/lib.sh; qemu-system-x86_64 -accel $${MT_ACCEL:-tcg} -cpu max -smp 2 -m 2G -nographic -no-reboot \
+	@. $(MT)/lib.sh; qemu-system-x86_64 -accel $${MT_ACCEL:-tcg,thread=single} -cpu max -smp 2 -m 2G -nographic -no-reboot \
 		-kernel $$MT_KCACHE/build-test/arch/x86/boot/bzImage -initrd $$MT_KCACHE/initramfs-test.cpio.gz \
 		-append "console=ttyS0 panic=-1 mt.mode=shell"
 

@@ -34,7 +34,11 @@ boot() { # boot NAME MODE KERNEL-ARGS...
 	echo "$verdict" | sed '$d'
 	read -r _ p _ f <<<"$(echo "$verdict" | tail -n 1)"
 	add "$p" "$f"
-	[ "$f" -eq 0 ] || problems+=("kernel tests, $name (log: $log)")
+	if [ "$f" -ne 0 ]; then
+		# Keep the failing log: the next run writes over $log.
+		cp "$log" "$log.failed"
+		problems+=("kernel tests, $name (log: $log.failed)")
+	fi
 }
 boot tests check
 boot numzones4 kunit malloc_types.numzones=4
