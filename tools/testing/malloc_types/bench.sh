@@ -8,11 +8,7 @@
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
-bash "$MT_DIR/setup.sh" || exit 1
-bash "$MT_DIR/prepare-tree.sh" >/dev/null || exit 1
-bash "$MT_DIR/build-kernel.sh" bench >/dev/null || exit 1
-bash "$MT_DIR/build-tools.sh" || exit 1
-bash "$MT_DIR/mkinitramfs.sh" bench >/dev/null || exit 1
+mt_prepare bench
 
 log="$MT_CACHE/logs/bench-console.log"
 echo "bench: booting the bench kernel with -icount shift=0 (console log: $log)"

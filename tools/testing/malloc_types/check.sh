@@ -16,11 +16,7 @@ failed=0
 problems=()
 add() { passed=$((passed + $1)); failed=$((failed + $2)); }
 
-bash "$MT_DIR/setup.sh" || exit 1
-tree=$(bash "$MT_DIR/prepare-tree.sh") || exit 1
-bash "$MT_DIR/build-kernel.sh" test >/dev/null || exit 1
-bash "$MT_DIR/build-tools.sh" || exit 1
-bash "$MT_DIR/mkinitramfs.sh" test >/dev/null || exit 1
+mt_prepare test
 
 # Boot 1: KUnit and the guest tests, with the default single zone.
 # Boot 2: KUnit again with malloc_types.numzones=4, so that types are spread

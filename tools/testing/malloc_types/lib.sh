@@ -31,3 +31,14 @@ mt_run() {
 		die "'$*' failed: ${why:-no output} (log: $log)"
 	fi
 }
+
+# Everything a boot of kernel flavour $1 needs, built or reused: set-up, the
+# tree, the kernel, the tools and the initramfs. Exits on the first failure
+# (each step has said which and why).
+mt_prepare() {
+	bash "$MT_DIR/setup.sh" || exit 1
+	bash "$MT_DIR/prepare-tree.sh" >/dev/null || exit 1
+	bash "$MT_DIR/build-kernel.sh" "$1" >/dev/null || exit 1
+	bash "$MT_DIR/build-tools.sh" || exit 1
+	bash "$MT_DIR/mkinitramfs.sh" "$1" >/dev/null || exit 1
+}

@@ -6,11 +6,7 @@
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
-bash "$MT_DIR/setup.sh" || exit 1
-bash "$MT_DIR/prepare-tree.sh" >/dev/null || exit 1
-bash "$MT_DIR/build-kernel.sh" prod >/dev/null || exit 1
-bash "$MT_DIR/build-tools.sh" || exit 1
-bash "$MT_DIR/mkinitramfs.sh" prod >/dev/null || exit 1
+mt_prepare prod
 
 log="$MT_CACHE/logs/run-console.log"
 echo "run: booting the production kernel in QEMU (TCG, 2 CPUs); console log: $log"
