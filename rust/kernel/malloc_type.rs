@@ -102,46 +102,33 @@ mod trace {
         );
     }
 
-    /// Returns whether `dtmalloc:malloc` is enabled: a branch patched in and out with the
-    /// tracepoint (a jump label), so that its arguments are computed only when it is.
-    #[inline(always)]
-    pub(super) fn malloc_enabled() -> bool {
-        #[cfg(CONFIG_TRACEPOINTS)]
-        {
-            // SAFETY: It is always okay to query the static key of a tracepoint.
-            unsafe {
-                crate::jump_label::static_branch_unlikely!(
-                    bindings::__tracepoint_malloc,
-                    bindings::tracepoint,
-                    key
-                )
+    /// Defines `$fn() -> bool`: whether tracepoint `$tp` is enabled, a branch patched in and out
+    /// with the tracepoint (a jump label), so that its arguments are computed only when it is.
+    macro_rules! enabled {
+        ($fn:ident, $tp:ident) => {
+            #[inline(always)]
+            pub(super) fn $fn() -> bool {
+                #[cfg(CONFIG_TRACEPOINTS)]
+                {
+                    // SAFETY: It is always okay to query the static key of a tracepoint.
+                    unsafe {
+                        crate::jump_label::static_branch_unlikely!(
+                            bindings::$tp,
+                            bindings::tracepoint,
+                            key
+                        )
+                    }
+                }
+                #[cfg(not(CONFIG_TRACEPOINTS))]
+                {
+                    false
+                }
             }
-        }
-        #[cfg(not(CONFIG_TRACEPOINTS))]
-        {
-            false
-        }
+        };
     }
 
-    /// Returns whether `dtmalloc:free` is enabled; see [`malloc_enabled`].
-    #[inline(always)]
-    pub(super) fn free_enabled() -> bool {
-        #[cfg(CONFIG_TRACEPOINTS)]
-        {
-            // SAFETY: It is always okay to query the static key of a tracepoint.
-            unsafe {
-                crate::jump_label::static_branch_unlikely!(
-                    bindings::__tracepoint_free,
-                    bindings::tracepoint,
-                    key
-                )
-            }
-        }
-        #[cfg(not(CONFIG_TRACEPOINTS))]
-        {
-            false
-        }
-    }
+    enabled!(malloc_enabled, __tracepoint_malloc);
+    enabled!(free_enabled, __tracepoint_free);
 }
 
 /// Number of kmalloc size classes a `zindx` can name on x86_64 (`vm.malloc_zone_count`).
