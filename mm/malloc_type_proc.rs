@@ -166,20 +166,15 @@ fn put_stream_header(out: &mut impl Sink, ncpus: u32, count: u32) -> Result {
 
 /// Appends `struct malloc_type_header` of `t` to `out`.
 fn put_type_header(out: &mut impl Sink, t: &MallocType) -> Result {
-    let mut name = [0u8; 32];
-    let bytes = t.name().to_bytes();
-    let n = bytes.len().min(name.len() - 1);
-    name[..n].copy_from_slice(&bytes[..n]);
-    let flags = if t.is_module() {
-        kernel::bindings::MALLOC_TYPE_F_MODULE
-    } else {
-        0
-    };
-    out.put(&name)?;
-    out.put(&t.id().to_ne_bytes())?;
-    out.put(&t.zone().to_ne_bytes())?;
-    out.put(&flags.to_ne_bytes())?;
-    out.put(&[0u8; 16])
+    let h = t.uapi_header();
+    out.put(&h.mth_name.map(|c| c.to_ne_bytes()[0]))?;
+    out.put(&h.mth_id.to_ne_bytes())?;
+    out.put(&h.mth_zone.to_ne_bytes())?;
+    out.put(&h.mth_flags.to_ne_bytes())?;
+    for r in h._mth_reserved {
+        out.put(&r.to_ne_bytes())?;
+    }
+    Ok(())
 }
 
 /// Appends `struct malloc_type_stats` with the counters of `s` to `out`.

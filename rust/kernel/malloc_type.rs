@@ -586,19 +586,21 @@ impl MallocType {
     }
 
     /// Returns the type's header in the `/proc/malloc_stats` stream.
+    ///
+    /// The name is truncated to [`NAME_MAX`] bytes and NUL-padded; reserved fields are zero.
     pub fn uapi_header(&self) -> bindings::malloc_type_header {
-        let s = self.snapshot();
         let mut h = bindings::malloc_type_header {
-            mth_id: s.id,
-            mth_zone: s.zone,
-            mth_flags: if s.is_module {
+            mth_id: self.id(),
+            mth_zone: self.zone(),
+            mth_flags: if self.is_module() {
                 bindings::MALLOC_TYPE_F_MODULE
             } else {
                 0
             },
             ..Default::default()
         };
-        for (d, &c) in h.mth_name.iter_mut().zip(s.name.iter()) {
+        let name = self.name().to_bytes();
+        for (d, &c) in h.mth_name.iter_mut().zip(name.iter().take(NAME_MAX)) {
             *d = c_char::from_ne_bytes([c]);
         }
         h
