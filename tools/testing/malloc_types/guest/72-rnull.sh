@@ -1,0 +1,59 @@
+#!/bin/sh
+# Rust null_blk (rnull) under block I/O: the module's malloc types "rnull
+# tagset" and "rnull queue" hold one allocation each while a device is
+# powered, dd writes and reads the device, and both types return to their
+# idle balance (nothing in use, one request each) when the device goes;
+# the dtmalloc events show exactly those allocations and frees.
+name=72-rnull
+fail() { echo "$name: FAIL: $*"; exit 1; }
+types=/proc/malloc_types
+cfs=/sys/kernel/config
+dev=$cfs/rnull/rnullb0
+inst=/sys/kernel/tracing/instances/mt72
+
+# "InUse MemUse Requests" of the type called $1 in /proc/malloc_types.
+row() { sed -nE "s/^ *$1 +([0-9]+) +([0-9]+K) +([0-9]+) .*$/\1 \2 \3/p" $types; }
+cleanup() {
+	[ -d $dev ] && { echo 0 >$dev/power; rmdir $dev; }
+	rmdir $inst 2>/dev/null
+}
+trap cleanup EXIT
+
+grep -q " $cfs configfs " /proc/mounts || mount -t configfs configfs $cfs || fail "mount configfs"
+insmod /lib/modules/rnull_mod.ko || fail "insmod rnull_mod"
+for t in "rnull tagset" "rnull queue"; do
+	[ "$(row "$t")" = "0 0K 0" ] || fail "$t before any device: '$(row "$t")'"
+done
+
+mkdir $inst || fail "mkdir $inst"
+echo 'probe ~ "rnull_*"' >$inst/events/dtmalloc/filter
+echo 1 >$inst/events/dtmalloc/enable
+
+mkdir $dev || fail "mkdir $dev"
+echo 16 >$dev/size || fail "set size"
+echo 1 >$dev/power || fail "power on"
+[ -b /dev/rnullb0 ] || fail "no /dev/rnullb0"
+set -- $(row "rnull tagset")
+[ "$1" = 1 ] && [ "$3" = 1 ] || fail "rnull tagset with a device: '$*'"
+[ "$(row "rnull queue")" = "1 1K 1" ] || fail "rnull queue with a device: '$(row "rnull queue")'"
+
+dd if=/dev/urandom of=/tmp/rnull.in bs=64k count=16 2>/dev/null
+dd if=/tmp/rnull.in of=/dev/rnullb0 bs=64k count=16 2>/dev/null || fail "dd write"
+dd if=/dev/rnullb0 of=/tmp/rnull.out bs=64k count=256 2>/dev/null || fail "dd read"
+[ "$(wc -c </tmp/rnull.out)" = 16777216 ] || fail "read $(wc -c </tmp/rnull.out) bytes, not 16 MiB"
+rm -f /tmp/rnull.in /tmp/rnull.out
+# I/O allocates nothing of rnull's own: requests come from the tag set.
+[ "$(row "rnull queue")" = "1 1K 1" ] || fail "rnull queue after I/O: '$(row "rnull queue")'"
+
+echo 0 >$dev/power || fail "power off"
+rmdir $dev || fail "rmdir $dev"
+echo 0 >$inst/events/dtmalloc/enable
+for t in "rnull tagset" "rnull queue"; do
+	[ "$(row "$t")" = "0 0K 1" ] || fail "$t after the device went: '$(row "$t")' (idle balance is 0 0K 1)"
+done
+got=$(grep -v '^#' $inst/trace | sed -E 's/^.*: (malloc|free): probe=([a-z_]+) .*$/\1 \2/' | sort | tr '\n' ' ')
+[ "$got" = "free rnull_queue free rnull_tagset malloc rnull_queue malloc rnull_tagset " ] ||
+	fail "dtmalloc events: '$got'"
+rmmod rnull_mod || fail "rmmod rnull_mod"
+grep -q '^ *rnull ' $types && fail "rnull types still listed after rmmod"
+echo "$name: ok"
