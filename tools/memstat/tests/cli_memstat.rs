@@ -2,7 +2,7 @@
 //! `UPDATE_GOLDEN=1 cargo test --test cli_memstat` after a deliberate change.
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output};
 
 use common::*;
@@ -27,9 +27,7 @@ fn golden(name: &str, out: &Output) {
         "stderr: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/golden")
-        .join(name);
+    let path = common::manifest_dir().join("tests/golden").join(name);
     let got = String::from_utf8(out.stdout.clone()).unwrap();
     if std::env::var_os("UPDATE_GOLDEN").is_some() {
         std::fs::write(&path, &got).unwrap();

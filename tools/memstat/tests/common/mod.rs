@@ -17,11 +17,17 @@ pub fn tmpdir(name: &str) -> PathBuf {
     d
 }
 
+/// The crate's directory, read when the test runs: `cargo test` sets it. The compile-time
+/// `env!` value would go stale when a shared target directory serves another checkout.
+pub fn manifest_dir() -> PathBuf {
+    std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")))
+}
+
 /// Path of a checked-in fixture.
 pub fn fixture(rel: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(rel)
+    manifest_dir().join("tests/fixtures").join(rel)
 }
 
 pub fn cpu(memalloced: u64, memfreed: u64, numallocs: u64, numfrees: u64, size: u64) -> CpuStats {
