@@ -39,18 +39,23 @@ boot() { # boot NAME MODE KERNEL-ARGS...
 boot tests check
 boot numzones4 kunit malloc_types.numzones=4
 
-if [ -f "$MT_ROOT/tools/memstat/Cargo.toml" ]; then
-	echo "check: cargo test (tools/memstat)"
-	clog="$MT_CACHE/logs/cargo-test.log"
-	(cd "$MT_ROOT/tools/memstat" &&
+# cargo test of one userspace crate: cargo_test NAME (tools/NAME).
+cargo_test() {
+	echo "check: cargo test (tools/$1)"
+	clog="$MT_CACHE/logs/cargo-test-$1.log"
+	(cd "$MT_ROOT/tools/$1" &&
 		CARGO_TARGET_DIR="$MT_CACHE/cargo-target" cargo "+$RUST_VERSION" test --workspace --locked --no-fail-fast) >"$clog" 2>&1
 	crc=$?
 	read -r p f < <(awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i } }
 		END { print p + 0, f + 0 }' "$clog")
 	if [ $crc -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
-	echo "cargo test: $p passed, $f failed"
+	echo "cargo test ($1): $p passed, $f failed"
 	add "$p" "$f"
-	[ $crc -eq 0 ] || { grep -E '^(test .* FAILED|error)' "$clog" | head -n 10; problems+=("cargo test (log: $clog)"); }
+	[ $crc -eq 0 ] || { grep -E '^(test .* FAILED|error)' "$clog" | head -n 10; problems+=("cargo test $1 (log: $clog)"); }
+}
+[ -f "$MT_ROOT/tools/binderload/Cargo.toml" ] && cargo_test binderload
+if [ -f "$MT_ROOT/tools/memstat/Cargo.toml" ]; then
+	cargo_test memstat
 
 	echo "check: fuzzing the stream parser (${MT_FUZZ_RUNS:=20000} runs)"
 	flog="$MT_CACHE/logs/fuzz.log"

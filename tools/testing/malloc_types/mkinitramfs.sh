@@ -30,7 +30,7 @@ done
 [ -f "$MT_DIR/guest/lib.sh" ] && install -m 0644 "$MT_DIR/guest/lib.sh" "$stage/tests/lib.sh"
 find "$out" -name '*.ko' -exec cp {} "$stage/lib/modules/" \;
 musl="$MT_CACHE/cargo-target/x86_64-unknown-linux-musl/release"
-for tool in memstat dtmalloc; do
+for tool in memstat dtmalloc binderload; do
 	[ -x "$musl/$tool" ] && install -m 0755 "$musl/$tool" "$stage/bin/$tool"
 done
 # The library's example that reads a stream with every read size (guest tests).
