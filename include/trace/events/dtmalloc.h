@@ -55,7 +55,7 @@ DECLARE_EVENT_CLASS(dtmalloc,
 		__entry->zindx = zindx;
 	),
 
-	TP_printk("probe=%s size=%lu zindx=%d name=\"%s\"",
+	TP_printk("probe=%s size=%lu zindx=%d name='%s'",
 		  __get_str(probe), __entry->size, __entry->zindx,
 		  __get_str(name))
 );

@@ -4,7 +4,7 @@
 //! A `dtmalloc:malloc` / `dtmalloc:free` line looks like
 //!
 //! ```text
-//!           insmod-123     [001] .....   12.345678: malloc: probe=foo_bar size=4096 zindx=12 name="foo bar"
+//!           insmod-123     [001] .....   12.345678: malloc: probe=foo_bar size=4096 zindx=12 name='foo bar'
 //! ```
 //!
 //! The task name may contain spaces and dashes, so the line is parsed from
@@ -163,7 +163,7 @@ fn parse_tail(tail: &str) -> Result<(String, Probe, &str), ParseError> {
     Ok((ts, ev, fields))
 }
 
-/// Parse `probe=P size=S zindx=Z name="N"`.
+/// Parse `probe=P size=S zindx=Z name='N'`.
 fn parse_fields(fields: &str) -> Result<(String, u64, i32, String), ParseError> {
     let rest = fields.strip_prefix("probe=").ok_or(err("no probe field"))?;
     let (probe, rest) = rest.split_once(' ').ok_or(err("no size field"))?;
@@ -174,8 +174,8 @@ fn parse_fields(fields: &str) -> Result<(String, u64, i32, String), ParseError> 
     let (zindx, rest) = rest.split_once(' ').ok_or(err("no name field"))?;
     let zindx: i32 = zindx.parse().map_err(|_| err("bad zindx"))?;
     let name = rest
-        .strip_prefix("name=\"")
-        .and_then(|r| r.trim_end().strip_suffix('"'))
+        .strip_prefix("name='")
+        .and_then(|r| r.trim_end().strip_suffix('\''))
         .ok_or(err("bad name field"))?;
     Ok((probe.to_string(), size, zindx, name.to_string()))
 }

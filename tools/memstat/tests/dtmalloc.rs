@@ -10,7 +10,7 @@ use memstat::trace::{
     valid_probe_name, Probe, Record, Top,
 };
 
-const L1: &str = "          insmod-123     [001] .....   12.345678: malloc: probe=foo_bar size=4096 zindx=12 name=\"foo bar\"";
+const L1: &str = "          insmod-123     [001] .....   12.345678: malloc: probe=foo_bar size=4096 zindx=12 name='foo bar'";
 
 fn ev(line: &str) -> memstat::trace::Event {
     match parse_line(line) {
@@ -40,7 +40,7 @@ fn parses_a_plain_line() {
 #[test]
 fn comm_with_spaces_dashes_and_brackets() {
     let e = ev(
-        "  my cool-prog [2]-4242 [003] d.h1. 99.000001: free: probe=x size=1 zindx=0 name=\"x\"",
+        "  my cool-prog [2]-4242 [003] d.h1. 99.000001: free: probe=x size=1 zindx=0 name='x'",
     );
     assert_eq!(e.comm, "my cool-prog [2]");
     assert_eq!(e.pid, 4242);
@@ -50,13 +50,13 @@ fn comm_with_spaces_dashes_and_brackets() {
         format_event(&e),
         "99.000001 my cool-prog [2][4242]: free(9) type x 1 byte"
     );
-    let e = ev("kworker/u8:2-77 [000] 5.5: malloc: probe=big size=131072 zindx=-1 name=\"big\"");
+    let e = ev("kworker/u8:2-77 [000] 5.5: malloc: probe=big size=131072 zindx=-1 name='big'");
     assert_eq!((e.comm.as_str(), e.pid, e.zindx), ("kworker/u8:2", 77, -1));
     // record-tgid column
-    let e = ev("          <idle>-0       (-------) [002] ..s1.  1.000000: malloc: probe=a size=8 zindx=0 name=\"a\"");
+    let e = ev("          <idle>-0       (-------) [002] ..s1.  1.000000: malloc: probe=a size=8 zindx=0 name='a'");
     assert_eq!((e.comm.as_str(), e.pid), ("<idle>", 0));
-    let e = ev("            bash-10      (   10) [002] .....  1.000000: malloc: probe=a size=8 zindx=0 name=\"a \\\"q\\\" b\"");
-    assert_eq!(e.name, "a \\\"q\\\" b");
+    let e = ev("            bash-10      (   10) [002] .....  1.000000: malloc: probe=a size=8 zindx=0 name='a \'q\' b'");
+    assert_eq!(e.name, "a \'q\' b");
 }
 
 #[test]
@@ -78,12 +78,12 @@ fn malformed_lines_are_errors() {
         "garbage",
         "CPU:x [LOST 1 EVENTS]",
         "insmod-123 [001] ..... 12.3: sched_switch: prev=a",
-        "insmod-123 [001] ..... 12.3: malloc: probe=a size=x zindx=0 name=\"a\"",
+        "insmod-123 [001] ..... 12.3: malloc: probe=a size=x zindx=0 name='a'",
         "insmod-123 [001] ..... 12.3: malloc: probe=a size=1 zindx=0 name=a",
         "insmod-123 [001] ..... 12.3: malloc: probe=a size=1",
-        "insmod [001] ..... 12.3: malloc: probe=a size=1 zindx=0 name=\"a\"",
-        "insmod-123 [001] ..... notatime: malloc: probe=a size=1 zindx=0 name=\"a\"",
-        "insmod-123 [0x1] ..... 12.3: malloc: probe=a size=1 zindx=0 name=\"a\"",
+        "insmod [001] ..... 12.3: malloc: probe=a size=1 zindx=0 name='a'",
+        "insmod-123 [001] ..... notatime: malloc: probe=a size=1 zindx=0 name='a'",
+        "insmod-123 [0x1] ..... 12.3: malloc: probe=a size=1 zindx=0 name='a'",
         "[[[[[[[]]]]]]]",
         "-1 [",
         "\u{fffd}-1 [1] \u{fffd}",
@@ -103,7 +103,7 @@ fn top_aggregates_and_sorts() {
     let mut t = Top::new();
     let line = |p: &str, ty: &str, size: u64| {
         parse_line(&format!(
-            "a-1 [000] ..... 1.0: {p}: probe={ty} size={size} zindx=0 name=\"{ty}\""
+            "a-1 [000] ..... 1.0: {p}: probe={ty} size={size} zindx=0 name='{ty}'"
         ))
         .unwrap()
     };
@@ -186,11 +186,11 @@ fn filters_and_probe_names() {
     );
 }
 
-const PIPE: &str = "          insmod-123     [001] .....   12.345678: malloc: probe=foo_bar size=4096 zindx=12 name=\"foo bar\"
- kworker/u8:2-my thing-77 [000] d..1.   13.000001: malloc: probe=big size=131072 zindx=-1 name=\"big\"
+const PIPE: &str = "          insmod-123     [001] .....   12.345678: malloc: probe=foo_bar size=4096 zindx=12 name='foo bar'
+ kworker/u8:2-my thing-77 [000] d..1.   13.000001: malloc: probe=big size=131072 zindx=-1 name='big'
 CPU:1 [LOST 12 EVENTS]
 garbage line here
-          insmod-123     [001] .....   14.500000: free: probe=foo_bar size=4096 zindx=0 name=\"foo bar\"
+          insmod-123     [001] .....   14.500000: free: probe=foo_bar size=4096 zindx=0 name='foo bar'
 ";
 
 fn fake_tracefs(name: &str) -> std::path::PathBuf {
@@ -436,7 +436,7 @@ fn lost_event_totals_saturate() {
 
 #[test]
 fn control_characters_are_escaped_in_event_and_top_output() {
-    let line = "  \u{1b}[31mevil-5 [000] ..... 1.000000: malloc: probe=t\u{1b}[0m size=8 zindx=0 name=\"t\"";
+    let line = "  \u{1b}[31mevil-5 [000] ..... 1.000000: malloc: probe=t\u{1b}[0m size=8 zindx=0 name='t'";
     let e = ev(line);
     assert_eq!(
         format_event(&e),
@@ -465,7 +465,7 @@ fn closed_stdout_pipe_exits_quietly() {
     let mut pipe = String::new();
     for i in 0..20000 {
         pipe.push_str(&format!(
-            "insmod-123 [001] ..... {i}.000000: malloc: probe=foo_bar size=4096 zindx=12 name=\"foo bar\"\n"
+            "insmod-123 [001] ..... {i}.000000: malloc: probe=foo_bar size=4096 zindx=12 name='foo bar'\n"
         ));
     }
     fs::write(root.join("trace_pipe"), pipe).unwrap();

@@ -40,7 +40,7 @@ fn seeds_parse_as_intended() {
             } else {
                 std::fs::write(
                     d.join("malloc"),
-                    "          insmod-123     [001] .....   12.345678: malloc: probe=foo_bar size=4096 zindx=12 name=\"foo bar\"",
+                    "          insmod-123     [001] .....   12.345678: malloc: probe=foo_bar size=4096 zindx=12 name='foo bar'",
                 )
                 .unwrap();
                 std::fs::write(d.join("lost"), "CPU:3 [LOST 12 EVENTS]").unwrap();

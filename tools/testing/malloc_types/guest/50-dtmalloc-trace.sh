@@ -13,7 +13,7 @@ inst=$tracefs/instances/mt50
 
 [ -d $tracefs/events/dtmalloc/malloc ] || fail "no dtmalloc:malloc event in $tracefs"
 [ -d $tracefs/events/dtmalloc/free ] || fail "no dtmalloc:free event"
-grep -qF 'print fmt: "probe=%s size=%lu zindx=%d name="%s"", __get_str(probe), REC->size, REC->zindx, __get_str(name)' \
+grep -qF "print fmt: \"probe=%s size=%lu zindx=%d name='%s'\", __get_str(probe), REC->size, REC->zindx, __get_str(name)" \
 	$tracefs/events/dtmalloc/malloc/format ||
 	fail "unexpected format: $(grep 'print fmt' $tracefs/events/dtmalloc/malloc/format)"
 
@@ -34,14 +34,14 @@ echo "$ours" >$inst/events/dtmalloc/filter || fail "setting the filter '$ours'"
 echo 1 >$inst/events/dtmalloc/enable
 got=$(run_sequence)
 expected=$(printf '%s\n' \
-	'malloc: probe=trace_test size=128 zindx=5 name="trace test"' \
-	'malloc: probe=trace_test size=8192 zindx=12 name="trace test"' \
-	'malloc: probe=trace_test size=32768 zindx=-1 name="trace test"' \
-	'free: probe=trace_test size=128 zindx=0 name="trace test"' \
-	"malloc: probe=tab_and_space size=8 zindx=0 name=\"tab	and space\"" \
-	"free: probe=tab_and_space size=8 zindx=0 name=\"tab	and space\"" \
-	'free: probe=trace_test size=8192 zindx=0 name="trace test"' \
-	'free: probe=trace_test size=32768 zindx=0 name="trace test"')
+	"malloc: probe=trace_test size=128 zindx=5 name='trace test'" \
+	"malloc: probe=trace_test size=8192 zindx=12 name='trace test'" \
+	"malloc: probe=trace_test size=32768 zindx=-1 name='trace test'" \
+	"free: probe=trace_test size=128 zindx=0 name='trace test'" \
+	"malloc: probe=tab_and_space size=8 zindx=0 name='tab	and space'" \
+	"free: probe=tab_and_space size=8 zindx=0 name='tab	and space'" \
+	"free: probe=trace_test size=8192 zindx=0 name='trace test'" \
+	"free: probe=trace_test size=32768 zindx=0 name='trace test'")
 [ "$got" = "$expected" ] || { printf 'got:\n%s\nexpected:\n%s\n' "$got" "$expected"; fail "wrong events"; }
 
 # A filter on the probe name.
