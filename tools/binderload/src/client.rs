@@ -14,7 +14,7 @@ use rsbinder::{hub, BinderResult, Interface, ProcessState, Status, StatusCode, S
 
 use crate::aidl::{BnCallback, ICallback, ILoad, SERVICE_NAME};
 use crate::payload::{fnv1a, op, payload, Op, Stats};
-use crate::{report, Res};
+use crate::{fds, report, Res};
 
 /// How long a client waits for the service to be registered.
 const LOOKUP_TIMEOUT: Duration = Duration::from_secs(10);
@@ -136,6 +136,22 @@ fn call(
                     "the call-back answered {answer}, expected {expected}"
                 ));
             }
+        }
+        Op::SendFd(kind, len) => {
+            let data = payload(id, seq, len);
+            let fd = fds::make(kind, &data, seq)?;
+            let length = i32::try_from(len).map_err(|_| format!("{len} bytes is too long"))?;
+            let digest = load.sendFd(&fd, length).map_err(binder_err)?;
+            stats.fds += 1;
+            stats.sent += len as u64;
+            stats.received += 8;
+            if digest != fnv1a(&data) {
+                return Err(format!(
+                    "the service read the {kind:?}'s content as digest {digest:#x}, expected {:#x}",
+                    fnv1a(&data)
+                ));
+            }
+            // Dropping `fd` closes the client's end (the file goes with it).
         }
     }
     Ok(())

@@ -7,7 +7,8 @@
 //! service manager (the binder context manager), a service that registers
 //! the AIDL interface `binderload.ILoad` with it, and clients that look the
 //! service up and call it with payloads of several sizes, pass binder objects
-//! both ways and take nested calls back; every reply is checked. Then it ends
+//! both ways and file descriptors to it, and take nested calls back; every
+//! reply is checked. Then it ends
 //! them in order (clients, service, service manager), checks that the
 //! service manager heard of the service's death and that every process
 //! exited with status 0, and prints a summary. Any failure is an error
@@ -15,6 +16,7 @@
 
 mod aidl;
 mod client;
+mod fds;
 mod manager;
 mod payload;
 mod run;
@@ -34,9 +36,11 @@ pub type Res<T> = Result<T, String>;
 ///
 /// Each client makes CALLS calls, cycling through echo (48, 4096 and
 /// 65536-byte payloads), digest (16 KiB), newToken (a binder object from
-/// the service, called once) and callBack (a binder object of the client,
-/// called back by the service). Every reply is checked; the processes exit
-/// when the workload ends, and the exit status is 0 only if all went well.
+/// the service, called once), callBack (a binder object of the client,
+/// called back by the service) and sendFd (a file descriptor, a pipe then a
+/// file, whose content the service reads back). Every reply is checked; the
+/// processes exit when the workload ends, and the exit status is 0 only if
+/// all went well.
 #[derive(Parser, Debug)]
 #[command(name = "binderload", version)]
 struct Cli {

@@ -16,6 +16,18 @@ pub const PAGE: usize = 4096;
 pub const LARGE: usize = 64 * 1024;
 /// Size of the payloads hashed by `digest`: a large request, an 8-byte reply.
 pub const DIGEST: usize = 16 * 1024;
+/// Size of the content of the file descriptors `sendFd` passes: it fits a
+/// pipe's buffer (64 KiB), so a client fills the pipe before sending it.
+pub const FD_DATA: usize = 8 * 1024;
+
+/// The kind of file descriptor a `sendFd` call passes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FdKind {
+    /// The read end of a pipe the client filled and closed its end of.
+    Pipe,
+    /// An unlinked temporary file the client wrote.
+    File,
+}
 
 /// One call of a client's schedule.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,19 +41,28 @@ pub enum Op {
     /// `callBack` with a new callback object and a payload of this many bytes:
     /// a binder object from the client, and a nested call back into it.
     CallBack(usize),
+    /// `sendFd` with a file descriptor of this kind holding this many bytes:
+    /// a file descriptor object the driver installs in the service.
+    SendFd(FdKind, usize),
 }
 
+/// The number of calls in one cycle of the schedule.
+const CYCLE: u64 = 8;
+
 /// The call a client makes as its call number `seq`: the schedule cycles
-/// through every size of echo, a digest, a token and a call-back, and the
-/// small echo's size varies a little so that buffers of close sizes are used.
+/// through every size of echo, a digest, a token, a call-back and both kinds
+/// of file descriptor (a quarter of the calls pass one), and the small
+/// echo's size varies a little so that buffers of close sizes are used.
 pub fn op(seq: u64) -> Op {
-    match seq % 6 {
-        0 => Op::Echo(SMALL + (seq / 6 % 16) as usize),
+    match seq % CYCLE {
+        0 => Op::Echo(SMALL + (seq / CYCLE % 16) as usize),
         1 => Op::Echo(PAGE),
         2 => Op::Echo(LARGE),
         3 => Op::Digest(DIGEST),
         4 => Op::Token,
-        _ => Op::CallBack(PAGE),
+        5 => Op::CallBack(PAGE),
+        6 => Op::SendFd(FdKind::Pipe, FD_DATA),
+        _ => Op::SendFd(FdKind::File, FD_DATA),
     }
 }
 
@@ -86,7 +107,9 @@ pub struct Stats {
     pub callbacks: u64,
     /// `ping` calls: the nested calls back into a client.
     pub pings: u64,
-    /// Payload bytes sent in requests.
+    /// `sendFd` calls (each carries a file descriptor).
+    pub fds: u64,
+    /// Payload bytes sent in requests (and through the passed fds).
     pub sent: u64,
     /// Payload bytes received in replies.
     pub received: u64,
@@ -100,13 +123,14 @@ pub struct Stats {
 type Field = fn(&mut Stats) -> &mut u64;
 
 /// The field names of [`Stats`] in its line format, in order, with accessors.
-const FIELDS: [(&str, Field); 10] = [
+const FIELDS: [(&str, Field); 11] = [
     ("echo", |s| &mut s.echo),
     ("digest", |s| &mut s.digest),
     ("tokens", |s| &mut s.tokens),
     ("token_calls", |s| &mut s.token_calls),
     ("callbacks", |s| &mut s.callbacks),
     ("pings", |s| &mut s.pings),
+    ("fds", |s| &mut s.fds),
     ("sent", |s| &mut s.sent),
     ("received", |s| &mut s.received),
     ("added", |s| &mut s.added),
@@ -116,7 +140,7 @@ const FIELDS: [(&str, Field); 10] = [
 impl Stats {
     /// The calls of the `ILoad` interface.
     pub fn load_calls(&self) -> u64 {
-        self.echo + self.digest + self.tokens + self.callbacks
+        self.echo + self.digest + self.tokens + self.callbacks + self.fds
     }
 
     /// Every transaction a client started (`ILoad` calls and token calls).
@@ -204,7 +228,7 @@ mod tests {
 
     #[test]
     fn schedule_covers_every_op_and_size() {
-        let ops: Vec<Op> = (0..6).map(op).collect();
+        let ops: Vec<Op> = (0..8).map(op).collect();
         assert_eq!(
             ops,
             [
@@ -213,10 +237,26 @@ mod tests {
                 Op::Echo(LARGE),
                 Op::Digest(DIGEST),
                 Op::Token,
-                Op::CallBack(PAGE)
+                Op::CallBack(PAGE),
+                Op::SendFd(FdKind::Pipe, FD_DATA),
+                Op::SendFd(FdKind::File, FD_DATA),
             ]
         );
-        assert_eq!(op(6), Op::Echo(SMALL + 1));
+        assert_eq!(op(8), Op::Echo(SMALL + 1));
+        // The guest test's 60 calls per client pass 14 fds, half of them
+        // pipes: 2 x 14 fd transactions, each charging 2 `binder txn`
+        // arrays (the fds to translate and their reservations).
+        let fds: Vec<Op> = (0..60)
+            .map(op)
+            .filter(|o| matches!(o, Op::SendFd(..)))
+            .collect();
+        assert_eq!(fds.len(), 14);
+        assert_eq!(
+            fds.iter()
+                .filter(|o| **o == Op::SendFd(FdKind::Pipe, FD_DATA))
+                .count(),
+            7
+        );
     }
 
     #[test]
@@ -228,6 +268,7 @@ mod tests {
             token_calls: 1,
             callbacks: 1,
             pings: 1,
+            fds: 1,
             sent: 70000,
             received: 69000,
             added: 1,
@@ -235,8 +276,8 @@ mod tests {
         };
         let line = stats.to_string();
         assert_eq!(Stats::parse(&line), Ok(stats));
-        assert_eq!(stats.load_calls(), 6);
-        assert_eq!(stats.transactions(), 7);
+        assert_eq!(stats.load_calls(), 7);
+        assert_eq!(stats.transactions(), 8);
         let mut sum = stats;
         sum.add(&stats);
         assert_eq!(sum.echo, 6);

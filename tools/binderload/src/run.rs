@@ -196,16 +196,18 @@ pub fn run(opts: &Options) -> Res<()> {
         opts.device, opts.clients, opts.calls
     );
     println!(
-        "binderload: ok: {} transactions: {} calls (echo {}, digest {}, newToken {}, callBack {}), {} token calls, {} nested calls back; {} binder objects passed",
+        "binderload: ok: {} transactions: {} calls (echo {}, digest {}, newToken {}, callBack {}, sendFd {}), {} token calls, {} nested calls back; {} binder objects and {} fds passed",
         total.transactions() + total.pings,
         total.load_calls(),
         total.echo,
         total.digest,
         total.tokens,
         total.callbacks,
+        total.fds,
         total.token_calls,
         total.pings,
         total.tokens + total.callbacks,
+        total.fds,
     );
     println!(
         "binderload: sent {}, received {} in {:.2} s; every process exited with status 0",
@@ -233,6 +235,7 @@ fn check_totals(opts: &Options, clients: &Stats, served: &Stats, registry: &Stat
         ("token", clients.token_calls, served.token_calls),
         ("callBack", clients.callbacks, served.callbacks),
         ("ping", clients.pings, served.pings),
+        ("sendFd", clients.fds, served.fds),
         ("payload byte", clients.sent, served.received),
     ];
     for (what, sent, got) in pairs {

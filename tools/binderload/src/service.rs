@@ -4,16 +4,26 @@
 //!
 //! Protocol with the parent: `ready` once the service is registered, then
 //! `stats ...` (what it served) when its standard input closes, after which
-//! it exits.
+//! it exits; it fails instead if the file descriptors `sendFd` received are
+//! not all closed by then.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-use rsbinder::{hub, BinderResult, Interface, ProcessState, Status, StatusCode, Strong};
+use rsbinder::{
+    hub, BinderResult, ExceptionCode, Interface, ParcelFileDescriptor, ProcessState, Status,
+    StatusCode, Strong,
+};
 
 use crate::aidl::{BnLoad, BnToken, ICallback, ILoad, IToken, SERVICE_NAME};
 use crate::payload::{fnv1a, Stats};
-use crate::{report, wait_for_eof, Res};
+use crate::{fds, report, wait_for_eof, Res};
+
+/// How long the service waits for the received fds to be closed once the
+/// clients are done (a binder thread may still be dropping the parcel of a
+/// call it answered).
+const FD_CLOSE_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// Counts of what the service served, shared by its binder threads.
 #[derive(Default)]
@@ -23,6 +33,7 @@ struct Counters {
     tokens: AtomicU64,
     token_calls: AtomicU64,
     callbacks: AtomicU64,
+    fds: AtomicU64,
     received: AtomicU64,
     sent: AtomicU64,
 }
@@ -38,6 +49,7 @@ impl Counters {
             callbacks: get(&self.callbacks),
             // The service's pings are the calls it made into the clients.
             pings: get(&self.callbacks),
+            fds: get(&self.fds),
             sent: get(&self.sent),
             received: get(&self.received),
             ..Stats::default()
@@ -93,6 +105,16 @@ impl ILoad for Load {
         }
         Ok(answer)
     }
+
+    fn sendFd(&self, fd: &ParcelFileDescriptor, length: i32) -> BinderResult<i64> {
+        bump(&self.counters.fds, 1);
+        let data = usize::try_from(length)
+            .map_err(|_| format!("a negative length {length}"))
+            .and_then(|length| fds::read(fd, length))
+            .map_err(|e| Status::from((ExceptionCode::IllegalArgument, e.as_str())))?;
+        bump(&self.counters.received, data.len());
+        Ok(fnv1a(&data))
+    }
 }
 
 /// A binder object made for one `newToken` call.
@@ -121,8 +143,46 @@ pub fn run(device: &str) -> Res<()> {
     hub::add_service(SERVICE_NAME, service.as_binder())
         .map_err(|e| format!("registering {SERVICE_NAME} with the service manager: {e}"))?;
     ProcessState::start_thread_pool();
+    let open = fds::open_fds();
     report("ready");
     wait_for_eof();
+    check_fds_closed(open, counters.fds.load(Ordering::Relaxed), FD_CLOSE_TIMEOUT)?;
     report(&counters.stats().to_string());
     Ok(())
+}
+
+/// Fails if more fds are open than `before` (counted before the calls),
+/// after waiting up to `timeout` for the last ones to close: some of the
+/// `received` fds of `sendFd` would have leaked.
+fn check_fds_closed(before: Option<usize>, received: u64, timeout: Duration) -> Res<()> {
+    let Some(before) = before else { return Ok(()) };
+    let start = Instant::now();
+    loop {
+        let now = fds::open_fds().unwrap_or(before);
+        if now <= before {
+            return Ok(());
+        }
+        if start.elapsed() >= timeout {
+            return Err(format!(
+                "{} more fd(s) open than before the calls ({now}, not {before}): of the {received} fd(s) sendFd received, some were not closed",
+                now - before
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fds_left_open_are_an_error() {
+        assert_eq!(check_fds_closed(None, 3, Duration::ZERO), Ok(()));
+        let now = fds::open_fds().expect("/proc/self/fd");
+        // Other tests' threads may open fds meanwhile: a wide margin.
+        assert_eq!(check_fds_closed(Some(now + 100), 3, Duration::ZERO), Ok(()));
+        let err = check_fds_closed(Some(0), 3, Duration::ZERO).unwrap_err();
+        assert!(err.contains("of the 3 fd(s) sendFd received"), "{err}");
+    }
 }

@@ -20,4 +20,12 @@ interface ILoad {
      * client) and returns its answer.
      */
     long callBack(ICallback cb, long value, in byte[] payload);
+
+    /**
+     * Reads the content of `fd` (a file descriptor object the driver
+     * installs in the service: a pipe read to its end, or a file read from
+     * offset 0 with pread) and returns its FNV-1a hash; it must be exactly
+     * `length` bytes long, or the call fails with IllegalArgument.
+     */
+    long sendFd(in ParcelFileDescriptor fd, int length);
 }

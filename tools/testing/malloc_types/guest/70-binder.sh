@@ -4,9 +4,9 @@
 # vndbinder devices are checked; then the binderload workload
 # (tools/binderload) runs a service manager, an AIDL service and client
 # processes that call it with 48-byte, 4 KiB, 16 KiB and 64 KiB payloads, pass
-# binder objects both ways and take nested calls back: every reply checked,
-# every process exiting with status 0, the driver releasing every one of them
-# (none left in binder_logs/state). A second run on the same device proves
+# binder objects both ways, pass pipes and files as fds and take nested calls
+# back: every reply checked, every process exiting with status 0, the driver
+# releasing every one of them (none left in binder_logs/state). A second run on the same device proves
 # that the first service manager's context was released, a run on hwbinder
 # that each device has its own; binderfs is unmounted at the end.
 # Around the first run, the malloc types Rust Binder charges (binder proc,
@@ -97,7 +97,14 @@ run_workload binder --clients 2 --calls 60
 # A manager, a service and two clients opened the device: 4 processes.
 check_type "binder proc" "after the workload" 0 0 4
 check_type "binder range" "after the workload" 0 0 4
-check_type "binder txn" "after the workload" 0 0 40
+# Each transaction that carries an fd allocates two arrays (the fds to
+# translate and their reservations); no other call of the workload does.
+fds=$(sed -n 's/.* and \([0-9]*\) fds passed.*/\1/p' /tmp/binderload.out)
+[ -n "$fds" ] && [ "$fds" -gt 0 ] || fail "binderload passed no fds"
+old_txn=${req_binder_txn:-0}
+check_type "binder txn" "after the workload" 0 0 $((2 * fds))
+[ $((req_binder_txn - old_txn)) = $((2 * fds)) ] ||
+	fail "binder txn: $((req_binder_txn - old_txn)) new requests for $fds fds, expected $((2 * fds))"
 check_type "binder context" "after the workload" 3 3 0
 run_workload binder --clients 1 --calls 12
 run_workload hwbinder --clients 1 --calls 6
