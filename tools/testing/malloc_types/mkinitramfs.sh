@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds the guest's initramfs for one kernel flavour: busybox-static, the
 # guest init, the guest tests (guest/*.sh), the main job (guest/run.sh), the
-# benchmark job (guest/bench.sh), every module the kernel build made, and the
-# memstat tools and examples when built.
+# benchmark job (guest/bench.sh), every module the kernel build made, the
+# memstat tools and examples and binderload when built, and, in the test
+# image only, perf, trace-cmd and bpftrace with their libraries.
 # Usage: mkinitramfs.sh test|prod|bench   (prints the image's path)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -36,6 +37,7 @@ done
 # The library's example that reads a stream with every read size (guest tests).
 [ -x "$musl/examples/read_sizes" ] && install -m 0755 "$musl/examples/read_sizes" "$stage/bin/memstat-read-sizes"
 [ -x "$musl/examples/bench_reads" ] && install -m 0755 "$musl/examples/bench_reads" "$stage/bin/memstat-bench-reads"
+[ "$flavour" = test ] && bash "$MT_DIR/initramfs-tracers.sh" "$stage" # perf, trace-cmd, bpftrace
 echo "root:x:0:0:root:/root:/bin/sh" >"$stage/etc/passwd"
 echo "nobody:x:65534:65534:nobody:/:/bin/sh" >>"$stage/etc/passwd"
 printf 'root:x:0:\nnogroup:x:65534:\n' >"$stage/etc/group"

@@ -3,12 +3,20 @@
 # Rust toolchain with rust-src, bindgen-cli, and Debian's linux-source
 # package (verified against its recorded SHA-256). Reuses everything that
 # is already in place; a failed step says which one and why, on one line.
+# Usage: setup.sh [bench]   (bench: also the LLVM of the bench-inline kernel)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 PACKAGES="clang-$LLVM_VERSION lld-$LLVM_VERSION llvm-$LLVM_VERSION libclang-$LLVM_VERSION-dev
 	qemu-system-x86 busybox-static flex bison bc libelf-dev libssl-dev cpio
-	make xz-utils kmod python3 gcc libc6-dev musl-tools ca-certificates"
+	make xz-utils kmod python3 gcc libc6-dev musl-tools ca-certificates
+	linux-perf trace-cmd bpftrace"
+# `setup.sh bench` (make bench) adds the LLVM that CONFIG_RUST_INLINE_HELPERS
+# needs for the bench-inline kernel: clang with rustc's LLVM major version.
+if [ "${1:-}" = bench ]; then
+	v=$LLVM_INLINE_VERSION
+	PACKAGES="$PACKAGES clang-$v lld-$v llvm-$v libclang-$v-dev"
+fi
 
 mt_step "Debian packages"
 missing=()
