@@ -3,8 +3,10 @@
 # kernel, read with the project's tools.
 #  - memstat -m before the workloads;
 #  - the workloads: the malloc types sample (every form of the API, leak=4),
-#    the trace test module and the stock rust_minimal sample (a plain KVec,
-#    charged to the default type "rust kmalloc");
+#    the trace test module, the stock rust_minimal sample (a plain KVec,
+#    charged to the default type "rust kmalloc"), Binder IPC between
+#    processes through Rust Binder (binderload, built on rsbinder) and block
+#    I/O on a Rust null_blk (rnull) device;
 #  - a dtmalloc top snapshot and the dtmalloc event view (4 KiB and more)
 #    recorded while they run;
 #  - memstat -m after, and the kernel's leak warning when the sample is
@@ -27,9 +29,9 @@ banner "memstat -m (before the workloads)"
 run memstat -m -H
 
 # Watch while the workloads run: dtmalloc-top and the event view.
-dtmalloc top --once --duration 14 >/tmp/top.out 2>/tmp/top.err &
+dtmalloc top --once --duration 20 >/tmp/top.out 2>/tmp/top.err &
 top_pid=$!
-dtmalloc --min 4096 --duration 14 >/tmp/events.out 2>/tmp/events.err &
+dtmalloc --min 4096 --duration 20 >/tmp/events.out 2>/tmp/events.err &
 events_pid=$!
 sleep 3
 
@@ -43,6 +45,23 @@ run rmmod malloc_type_trace_test
 echo "insmod and rmmod rust_minimal (a plain KVec)"
 run insmod $mods/rust_minimal.ko
 run rmmod rust_minimal
+echo "Binder IPC: binderload on Rust Binder (a service manager, a service, 2 clients)"
+mkdir -p /dev/binderfs
+run mount -t binder binder /dev/binderfs
+binderload --device /dev/binderfs/binder --clients 2 --calls 120 >/tmp/binderload.out 2>&1 ||
+	{ echo "FAILED: binderload"; rc=1; }
+sed 's/^/  /' /tmp/binderload.out
+[ "$(pidof binderload)" = "" ] || { echo "FAILED: binderload left processes"; rc=1; }
+echo "block I/O: a 64 MiB rnull device, 16 MiB written and read back with dd"
+grep -q ' /sys/kernel/config configfs ' /proc/mounts ||
+	run mount -t configfs configfs /sys/kernel/config
+run insmod $mods/rnull_mod.ko
+cfg=/sys/kernel/config/rnull/rnullb0
+run mkdir $cfg
+echo 64 >$cfg/size && echo 1 >$cfg/power || { echo "FAILED: rnull device"; rc=1; }
+run dd if=/dev/urandom of=/dev/rnullb0 bs=64k count=256 2>/dev/null
+run dd if=/dev/rnullb0 of=/dev/null bs=64k count=256 2>/dev/null
+echo 0 >$cfg/power && rmdir $cfg || { echo "FAILED: rnull device removal"; rc=1; }
 wait $top_pid || { echo "FAILED: dtmalloc top: $(cat /tmp/top.err)"; rc=1; }
 wait $events_pid || { echo "FAILED: dtmalloc: $(cat /tmp/events.err)"; rc=1; }
 
@@ -53,7 +72,7 @@ banner "dtmalloc --min 4096 (the allocations and frees of 4 KiB or more)"
 cat /tmp/events.out
 tail -n 1 /tmp/events.err
 
-banner "memstat -m (after the workloads; the sample is still loaded)"
+banner "memstat -m (after the workloads; the sample and rnull are still loaded, binderfs mounted)"
 run memstat -m -H
 
 banner "rmmod rust_malloc_types (4 blocks leaked on purpose)"
