@@ -1106,20 +1106,88 @@ pub(crate) unsafe fn kvmalloc_realloc(
     flags: Flags,
     nid: NumaNode,
 ) -> Result<NonNull<[u8]>, AllocError> {
-    let old = match ptr {
-        Some(p) if old_layout.size() != 0 => Some(kvmalloc_accounting(p, old_layout.size())),
-        _ => None,
-    };
-    // SAFETY: The caller's safety requirements are those of `realloc_unaccounted`.
-    let new = unsafe { KVmalloc::realloc_unaccounted(ptr, layout, old_layout, flags, nid) }?;
-    if let Some((size, _)) = old {
-        M_RUST_KVMALLOC.account_free(size);
+    // SAFETY: Every allocation of `KVmalloc` is charged to `M_RUST_KVMALLOC`, so the safety
+    // requirements of `kvrealloc_layout` are those of the caller.
+    unsafe { M_RUST_KVMALLOC.kvrealloc_layout(ptr, layout, old_layout, flags, nid) }
+}
+
+impl MallocType {
+    /// [`KVmalloc`]'s allocator charging this type, with the contract of
+    /// [`Allocator::realloc`]: kmalloc's accounting for the blocks kmalloc served and vmalloc's
+    /// (page-rounded, zindx -1) for the others. A failed allocation changes no counter; a
+    /// successful resize counts as a free and an allocation.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Allocator::realloc`] of [`KVmalloc`], with "this allocator" meaning
+    /// `KVmalloc` allocations charged to `self`.
+    unsafe fn kvrealloc_layout(
+        &self,
+        ptr: Option<NonNull<u8>>,
+        layout: Layout,
+        old_layout: Layout,
+        flags: Flags,
+        nid: NumaNode,
+    ) -> Result<NonNull<[u8]>, AllocError> {
+        let old = match ptr {
+            Some(p) if old_layout.size() != 0 => Some(kvmalloc_accounting(p, old_layout.size())),
+            _ => None,
+        };
+        // SAFETY: The caller's safety requirements are those of `realloc_unaccounted`.
+        let new = unsafe { KVmalloc::realloc_unaccounted(ptr, layout, old_layout, flags, nid) }?;
+        if let Some((size, _)) = old {
+            self.account_free(size);
+        }
+        if layout.size() != 0 {
+            let (size, zindx) = kvmalloc_accounting(new.cast(), layout.size());
+            self.account_alloc(size, zindx);
+        }
+        Ok(new)
     }
-    if layout.size() != 0 {
-        let (size, zindx) = kvmalloc_accounting(new.cast(), layout.size());
-        M_RUST_KVMALLOC.account_alloc(size, zindx);
+}
+
+/// An [`Allocator`] like [`KVmalloc`] (kmalloc, falling back to vmalloc when that fails) that
+/// charges every allocation to the malloc type named by `M`: with kmalloc's size class and
+/// accounted size for the blocks kmalloc served, page-rounded with zindx -1 for the others.
+///
+/// # Examples
+///
+/// ```
+/// use kernel::alloc::Vec;
+/// use kernel::malloc_type::TypedKVAlloc;
+///
+/// kernel::malloc_define!(M_KV_DOC, "kv doc", "TypedKVAlloc example");
+///
+/// let small = Vec::<u8, TypedKVAlloc<M_KV_DOC>>::with_capacity(100, GFP_KERNEL)?;
+/// assert_eq!(M_KV_DOC.stats().mem_use(), 128);
+/// let big = Vec::<u8, TypedKVAlloc<M_KV_DOC>>::with_capacity(1 << 20, GFP_KERNEL)?;
+/// // 1 MiB, whether kmalloc (a 2^8-page block) or vmalloc (256 pages) served it.
+/// assert_eq!(M_KV_DOC.stats().mem_use(), (1 << 20) + 128);
+/// drop(small);
+/// drop(big);
+/// assert_eq!(M_KV_DOC.stats().in_use(), 0);
+/// assert_eq!(M_KV_DOC.stats().mem_use(), 0);
+/// # Ok::<(), Error>(())
+/// ```
+pub struct TypedKVAlloc<M: MallocTypeTag>(PhantomData<M>);
+
+// SAFETY: `realloc` delegates to `MallocType::kvrealloc_layout`, which allocates, resizes and
+// frees with `KVmalloc`, so it has `KVmalloc`'s guarantees (memory valid until freed, any pointer
+// it returned accepted again, the contract of `Allocator::realloc`).
+unsafe impl<M: MallocTypeTag> Allocator for TypedKVAlloc<M> {
+    const MIN_ALIGN: usize = <KVmalloc as Allocator>::MIN_ALIGN;
+
+    #[inline]
+    unsafe fn realloc(
+        ptr: Option<NonNull<u8>>,
+        layout: Layout,
+        old_layout: Layout,
+        flags: Flags,
+        nid: NumaNode,
+    ) -> Result<NonNull<[u8]>, AllocError> {
+        // SAFETY: Same safety requirements as `Allocator::realloc`, for this type.
+        unsafe { M::get().kvrealloc_layout(ptr, layout, old_layout, flags, nid) }
     }
-    Ok(new)
 }
 
 #[cfg(CONFIG_RUST_MALLOC_TYPE_KUNIT_TEST)]

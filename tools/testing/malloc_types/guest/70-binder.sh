@@ -10,9 +10,10 @@
 # that the first service manager's context was released, a run on hwbinder
 # that each device has its own; binderfs is unmounted at the end.
 # Around the first run, the malloc types Rust Binder charges (binder proc,
-# context, range, txn) show traffic and return to their idle balance: no
-# process, range or transaction array in use once the driver released the
-# processes, one context per device while binderfs is mounted, none after.
+# context, range, pages, txn) show traffic and return to their idle balance:
+# no process, range, page or transaction array in use once the driver
+# released the processes, one context per device while binderfs is mounted,
+# none after.
 name=70-binder
 fail() { echo "$name: FAIL: $*"; exit 1; }
 binderfs=/dev/binderfs
@@ -89,7 +90,7 @@ run_workload() {
 }
 
 command -v binderload >/dev/null || fail "no binderload in the initramfs (tools/binderload not built?)"
-for t in proc context range txn; do check_type "binder $t" "before binderfs" 0 0 0; done
+for t in proc context range pages txn; do check_type "binder $t" "before binderfs" 0 0 0; done
 mount_binderfs
 [ -z "$(binder_procs)" ] || fail "binder processes before the workload: $(binder_procs)"
 check_type "binder context" "with binderfs mounted" 3 3 3
@@ -97,6 +98,7 @@ run_workload binder --clients 2 --calls 60
 # A manager, a service and two clients opened the device: 4 processes.
 check_type "binder proc" "after the workload" 0 0 4
 check_type "binder range" "after the workload" 0 0 4
+check_type "binder pages" "after the workload" 0 0 4
 # Each transaction that carries an fd allocates two arrays (the fds to
 # translate and their reservations); no other call of the workload does.
 fds=$(sed -n 's/.* and \([0-9]*\) fds passed.*/\1/p' /tmp/binderload.out)
