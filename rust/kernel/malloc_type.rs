@@ -973,7 +973,8 @@ unsafe impl<M: MallocTypeTag> Allocator for TypedAlloc<M> {
 /// registered without any call: at boot in vmlinux, at load in a module (and removed at
 /// unload). It also defines a type `NAME` implementing [`MallocTypeTag`], for
 /// [`TypedAlloc<NAME>`]. The name must have 1 to 31 bytes, checked at compile time; names need
-/// not be unique.
+/// not be unique. The name is a string literal or a constant expression that expands to one, such
+/// as `concat!("bench ", 1)` (for types defined by a macro).
 ///
 /// # Examples
 ///
@@ -987,7 +988,7 @@ unsafe impl<M: MallocTypeTag> Allocator for TypedAlloc<M> {
 /// ```
 #[macro_export]
 macro_rules! malloc_define {
-    ($vis:vis $name:ident, $short:literal, $long:literal $(,)?) => {
+    ($vis:vis $name:ident, $short:expr, $long:literal $(,)?) => {
         #[doc = $long]
         $vis static $name: $crate::malloc_type::MallocType =
             $crate::malloc_type::MallocType::__new($crate::c_str!($short), $crate::c_str!($long));

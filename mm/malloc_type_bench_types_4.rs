@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Malloc types benchmark: a module with 4 malloc types and nothing else.
+//!
+//! `tools/testing/malloc_types/guest/bench.sh` loads some of the modules
+//! `malloc_type_bench_types_N` (N = 1, 2, 4, ..., 512) so that exactly 10,
+//! 100 and 1000 types are registered while it times the readers of the
+//! statistics. The types are defined by `bench_types!` (the included file).
+
+use kernel::prelude::*;
+
+include!("malloc_type_bench_types.inc");
+
+bench_types!(4; [0]; [0]; [0 1 2 3]);
+
+module! {
+    type: BenchTypes,
+    name: "malloc_type_bench_types_4",
+    authors: ["malloc types for Linux"],
+    description: "Malloc types: 4 types for the reader benchmark",
+    license: "GPL",
+}
+
+struct BenchTypes;
+
+impl kernel::Module for BenchTypes {
+    fn init(_module: &'static ThisModule) -> Result<Self> {
+        Ok(BenchTypes)
+    }
+}
