@@ -1,10 +1,15 @@
 #!/usr/bin/env python3
-"""Turns the BENCH lines of a bench guest's console log into a table.
+"""Turns the BENCH lines of the bench guests' console logs into a table.
 
 Allocation figures are nanoseconds per allocate+free pair of guest time
 (under -icount shift=0: instructions); ratios are to plain kmalloc/kfree of
-the same size with tracing and profiling off. Reader figures are
-nanoseconds per read or update. Writes the same as JSON with --json.
+the same size, with tracing and profiling off, in the same kernel. Reader
+figures are nanoseconds per read or update.
+
+The first log is the bench kernel (the C helpers of rust/helpers/ called out
+of line); --inline LOG adds the bench-inline kernel (CONFIG_RUST_INLINE_HELPERS)
+side by side, --inline-error TEXT says why it has no figures. Writes the same
+as JSON with --json.
 """
 import argparse
 import json
@@ -30,72 +35,153 @@ VARIANTS = [
     ("kbox", "3", "KBox, alloc profiling on"),
     ("typed", "3", "typed, alloc profiling on"),
 ]
+KERNELS = [("bench", "helpers"), ("bench-inline", "inline")]
 ALLOC = re.compile(r"BENCH scenario=(\d+) variant=(\w+) size=(\d+) pairs=(\d+) ns=(\d+)")
 READER = re.compile(r"BENCH reader=(\S+) types=(\d+) runs=(\d+) ns=(\d+)")
+BUILTIN = re.compile(r"BENCH builtin_types=(\d+)")
+W = 40
 
 
 def size_name(n):
     return f"{n >> 20}M" if n >= 1 << 20 else (f"{n >> 10}K" if n >= 1024 else str(n))
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("log")
-    ap.add_argument("--json")
-    args = ap.parse_args()
+def parse(path):
+    """The figures of one console log, or (None, why)."""
     try:
-        text = open(args.log, errors="replace").read()
+        text = open(path, errors="replace").read()
     except OSError as e:
-        print(f"bench: cannot read {args.log}: {e.strerror}")
-        return 1
+        return None, f"cannot read {path}: {e.strerror}"
     per_pair = {}
     for m in ALLOC.finditer(text):
         scen, var, size, pairs, ns = m.groups()
         per_pair[(scen, var, int(size))] = int(ns) / int(pairs)
     readers = [(p, int(t), int(ns)) for p, t, _, ns in READER.findall(text)]
     errors = re.findall(r"BENCH error (.*)", text)
-    sizes = sorted({k[2] for k in per_pair})
     if not per_pair or errors or "BENCH end rc=0" not in text:
-        for e in errors:
-            print(f"bench: {e}")
-        print(f"bench: FAILED: the guest did not finish the benchmark (log: {args.log})")
-        return 1
+        why = "; ".join(e.strip() for e in errors) or "the guest did not finish the benchmark"
+        return None, f"{why} (log: {path})"
+    builtin = BUILTIN.search(text)
+    return {
+        "per_pair": per_pair,
+        "readers": readers,
+        "builtin_types": int(builtin.group(1)) if builtin else None,
+    }, None
 
-    w = 32
+
+def cell(v, fmt):
+    return f"{v:{fmt}}" if v is not None else f"{'-':>{fmt.split('.')[0]}}"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("log")
+    ap.add_argument("--inline", help="console log of the bench-inline kernel")
+    ap.add_argument("--inline-error", help="why the bench-inline kernel has no log")
+    ap.add_argument("--json")
+    args = ap.parse_args()
+
+    runs = {}
+    why = {}
+    base, err = parse(args.log)
+    if base is None:
+        print(f"bench: {err}")
+        print(f"bench: FAILED: the bench kernel did not finish the benchmark (log: {args.log})")
+        return 1
+    runs["bench"] = base
+    if args.inline:
+        inl, err = parse(args.inline)
+        if inl is None:
+            why["bench-inline"] = err
+        else:
+            runs["bench-inline"] = inl
+    elif args.inline_error:
+        why["bench-inline"] = args.inline_error
+    kernels = [(k, short) for k, short in KERNELS if k in runs]
+
+    sizes = sorted({k[2] for r in runs.values() for k in r["per_pair"]})
     head = "".join(f"{size_name(s):>10}" for s in sizes)
+    label_w = W - 8
+
+    def vals(kernel, var, scen):
+        return [runs[kernel]["per_pair"].get((scen, var, s)) for s in sizes]
+
+    def ratios(kernel, var, scen):
+        base = vals(kernel, "kmalloc", "0")
+        return [v / b if v is not None and b else None for v, b in zip(vals(kernel, var, scen), base)]
+
+    rows = [(var, scen, label) for var, scen, label in VARIANTS
+            if any(v is not None for k, _ in kernels for v in vals(k, var, scen))]
+
     print("\nns per allocate+free pair (guest time under -icount shift=0)")
-    print(f"{'':{w}}{head}")
-    rows = []
-    for var, scen, label in VARIANTS:
-        vals = [per_pair.get((scen, var, s)) for s in sizes]
-        if all(v is None for v in vals):
-            continue
-        rows.append((label, var, scen, vals))
-        print(f"{label:{w}}" + "".join(f"{v:10.0f}" if v is not None else f"{'-':>10}" for v in vals))
-    print("\nratio to kmalloc/kfree")
-    print(f"{'':{w}}{head}")
-    base = [per_pair.get(("0", "kmalloc", s)) for s in sizes]
-    for label, var, scen, vals in rows:
-        cells = []
-        for v, b in zip(vals, base):
-            cells.append(f"{v / b:10.3f}" if v is not None and b else f"{'-':>10}")
-        print(f"{label:{w}}" + "".join(cells))
+    print("helpers: the bench kernel, C helpers called; inline: bench-inline, CONFIG_RUST_INLINE_HELPERS")
+    print(f"{'':{W}}{head}")
+    for var, scen, label in rows:
+        for i, (k, short) in enumerate(kernels):
+            name = label if i == 0 else ""
+            print(f"{name:{label_w}.{label_w}}{short:>8}" + "".join(cell(v, "10.0f") for v in vals(k, var, scen)))
+    print("\nratio to kmalloc/kfree of the same kernel")
+    print(f"{'':{W}}{head}")
+    for var, scen, label in rows:
+        for i, (k, short) in enumerate(kernels):
+            name = label if i == 0 else ""
+            print(f"{name:{label_w}.{label_w}}{short:>8}" + "".join(cell(v, "10.3f") for v in ratios(k, var, scen)))
+
+    readers = {}
+    for k, _ in kernels:
+        for path, types, ns in runs[k]["readers"]:
+            readers.setdefault((path, types), {})[k] = ns
     if readers:
         print("\nns per read or update (a stream of N types, 2 CPUs)")
-        for path, types, ns in readers:
-            print(f"{path:{w}}{types:>6} types {ns:>12}")
+        print(f"{'':{W}}{'types':>6}" + "".join(f"{short:>13}" for _, short in kernels))
+        for (path, types), by in sorted(readers.items(), key=lambda x: (x[0][1], x[0][0])):
+            print(f"{path:{W}}{types:>6}" + "".join(f"{by.get(k, '-'):>13}" for k, _ in kernels))
+        b = runs["bench"]["builtin_types"]
+        if b is not None:
+            print(f"({b} types are built in; the rest come from the modules malloc_type_bench_types_N)")
+
+    verdict = []
+    if "bench-inline" in runs:
+        print()
+        for var, label in [("typed", "typed malloc/free"), ("typed_box", "typed Box"), ("kbox", "KBox")]:
+            for s in [64] if 64 in sizes else sizes[:1]:
+                h = runs["bench"]["per_pair"].get(("0", var, s))
+                i = runs["bench-inline"]["per_pair"].get(("0", var, s))
+                if not h or not i:
+                    continue
+                hr = ratios("bench", var, "0")[sizes.index(s)]
+                ir = ratios("bench-inline", var, "0")[sizes.index(s)]
+                faster = "inline helpers are faster" if i < h else (
+                    "called helpers are faster" if i > h else "no difference")
+                line = (f"{label} at {size_name(s)} B: {h:.0f} ns with the C helpers called, "
+                        f"{i:.0f} with them inlined ({(i - h) / h:+.1%}; ratio to kmalloc "
+                        f"{hr:.3f} -> {ir:.3f}): {faster}")
+                verdict.append({"variant": var, "size": s, "helpers_ns": h, "inline_ns": i,
+                                "helpers_ratio": hr, "inline_ratio": ir, "faster": faster})
+                print(line)
+    elif "bench-inline" in why:
+        print(f"\nbench: no bench-inline figures: {why['bench-inline']}")
+
     if args.json:
+        def kernel_json(k):
+            r = runs[k]
+            return {
+                "pairs": [
+                    {"variant": var, "scenario": SCENARIOS.get(scen, scen), "label": label,
+                     "ns": {str(s): v for s, v in zip(sizes, vals(k, var, scen)) if v is not None},
+                     "ratio_to_kmalloc": {str(s): v for s, v in zip(sizes, ratios(k, var, scen))
+                                          if v is not None}}
+                    for var, scen, label in rows
+                ],
+                "readers": [{"reader": p, "types": t, "ns": ns} for p, t, ns in r["readers"]],
+                "builtin_types": r["builtin_types"],
+            }
         out = {
             "unit": "ns of guest time per allocate+free pair (-icount shift=0)",
             "sizes": sizes,
-            "pairs": [
-                {"variant": var, "scenario": SCENARIOS.get(scen, scen), "label": label,
-                 "ns": {str(s): v for s, v in zip(sizes, vals) if v is not None},
-                 "ratio_to_kmalloc": {str(s): v / b for s, v, b in zip(sizes, vals, base)
-                                      if v is not None and b}}
-                for label, var, scen, vals in rows
-            ],
-            "readers": [{"reader": p, "types": t, "ns": ns} for p, t, ns in readers],
+            "kernels": {k: kernel_json(k) for k, _ in kernels},
+            "kernel_errors": why,
+            "inline_vs_helpers": verdict,
         }
         with open(args.json, "w") as f:
             json.dump(out, f, indent=2)

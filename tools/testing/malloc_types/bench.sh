@@ -1,19 +1,49 @@
 #!/usr/bin/env bash
 # `make bench`: the cost of typed accounting, side by side with plain
-# kmalloc and allocation profiling. Builds the bench kernel (production
-# fragment + MEM_ALLOC_PROFILING + the benchmark module), boots it under
-# -icount shift=0 (guest time counts instructions, so ratios repeat from run
-# to run), runs guest/bench.sh, and prints a table of absolute figures and
-# of ratios to plain kmalloc; the same goes to $MT_CACHE/bench.json.
+# kmalloc and allocation profiling, in two kernels: "bench" (production
+# fragment + MEM_ALLOC_PROFILING + the benchmark modules, the C helpers of
+# rust/helpers/ called out of line) and "bench-inline" (the same with
+# CONFIG_RUST_INLINE_HELPERS, built with clang $LLVM_INLINE_VERSION, rustc's
+# LLVM). Boots each under -icount shift=0 (guest time counts instructions, so
+# ratios repeat from run to run), runs guest/bench.sh, and prints a table of
+# absolute figures and of ratios to plain kmalloc of the same kernel, the
+# two kernels side by side; the same goes to $MT_CACHE/bench.json. When the
+# bench-inline kernel cannot be built or run, the table has the bench
+# kernel's figures and says why.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
+# mt_prepare installs the LLVM of the inline-helper kernels (not make check).
 mt_prepare bench
+# A subshell: mt_prepare exits on failure, having said why on stderr (the
+# last line), which is kept for the report.
+inline_err=
+errf=$(mktemp)
+trap 'rm -f "$errf"' EXIT
+if ! (mt_prepare bench-inline) 2>"$errf"; then
+	inline_err=$(grep -v '^[[:space:]]*$' "$errf" | tail -n 1)
+fi
+cat "$errf" >&2
+[ -z "$inline_err" ] || echo "bench: the bench-inline kernel is not available: $inline_err" >&2
 
+boot() { # boot FLAVOUR LOG
+	echo "bench: booting the $1 kernel with -icount shift=0 (console log: $2)"
+	# Profiling is off at boot but may be turned on at run time: without the
+	# parameter, MEM_ALLOC_PROFILING_ENABLED_BY_DEFAULT=n means "never".
+	MT_ICOUNT=0 MT_TIMEOUT=${MT_TIMEOUT:-1800} bash "$MT_DIR/run-qemu.sh" "$1" bench "$2" \
+		sysctl.vm.mem_profiling=0
+}
 log="$MT_CACHE/logs/bench-console.log"
-echo "bench: booting the bench kernel with -icount shift=0 (console log: $log)"
-# Profiling is off at boot but may be turned on at run time: without the
-# parameter, MEM_ALLOC_PROFILING_ENABLED_BY_DEFAULT=n means "never".
-MT_ICOUNT=0 MT_TIMEOUT=${MT_TIMEOUT:-1800} bash "$MT_DIR/run-qemu.sh" bench bench "$log" \
-	sysctl.vm.mem_profiling=0 || exit 1
-python3 "$MT_DIR/bench-report.py" "$log" --json "$MT_CACHE/bench.json"
+ilog="$MT_CACHE/logs/bench-inline-console.log"
+boot bench "$log" || exit 1
+report=(python3 "$MT_DIR/bench-report.py" "$log" --json "$MT_CACHE/bench.json")
+if [ -z "$inline_err" ]; then
+	if boot bench-inline "$ilog"; then
+		report+=(--inline "$ilog")
+	else
+		report+=(--inline-error "the bench-inline kernel did not boot (log: $ilog)")
+	fi
+else
+	report+=(--inline-error "$inline_err")
+fi
+"${report[@]}"

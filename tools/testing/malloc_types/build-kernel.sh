@@ -1,26 +1,36 @@
 #!/usr/bin/env bash
 # Configures and builds one kernel flavour: tinyconfig + configs/base.config
 # + configs/malloc_types.config + configs/FLAVOUR.config, with LLVM=-19 and
-# the pinned Rust toolchain, in $MT_KCACHE/build-FLAVOUR.
+# the pinned Rust toolchain, in $MT_KCACHE/build-FLAVOUR. The kernels with
+# CONFIG_RUST_INLINE_HELPERS -- prod, and bench-inline (bench.config +
+# bench-inline.config) -- are built with LLVM=-$LLVM_INLINE_VERSION, rustc's
+# own LLVM major version.
 # The configuration is regenerated only when a fragment changed, and the
 # .config is replaced only when its content changed, so a rebuild stays
 # incremental. Every option a fragment asks for is checked in the result.
-# Usage: build-kernel.sh test|prod|bench
+# Usage: build-kernel.sh test|prod|bench|bench-inline
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-flavour=${1:?usage: build-kernel.sh test|prod}
+flavour=${1:?usage: build-kernel.sh test|prod|bench|bench-inline}
 [ -f "$MT_DIR/configs/$flavour.config" ] || die "no configs/$flavour.config"
 tree="$MT_KCACHE/linux"
 out="$MT_KCACHE/build-$flavour"
 [ -f "$tree/Makefile" ] || die "no kernel tree: run 'make tree'"
 
 export RUSTUP_TOOLCHAIN="$RUST_VERSION"
-export LIBCLANG_PATH="/usr/lib/llvm-$LLVM_VERSION/lib"
-kmake=(make -C "$tree" "LLVM=-$LLVM_VERSION" "BINDGEN=$MT_TOOLS/bin/bindgen" -j"$(nproc)")
+# The LLVM version of each flavour; bindgen's libclang goes with it.
+case $flavour in
+prod | bench-inline) llvm=$LLVM_INLINE_VERSION ;;
+*) llvm=$LLVM_VERSION ;;
+esac
+command -v "clang-$llvm" >/dev/null || die "clang-$llvm is not installed (make run and make bench install it)"
+export LIBCLANG_PATH="/usr/lib/llvm-$llvm/lib"
+kmake=(make -C "$tree" "LLVM=-$llvm" "BINDGEN=$MT_TOOLS/bin/bindgen" -j"$(nproc)")
 
 frags=("$MT_DIR/configs/base.config")
 [ -f "$MT_DIR/configs/malloc_types.config" ] && frags+=("$MT_DIR/configs/malloc_types.config")
+[ "$flavour" = bench-inline ] && frags+=("$MT_DIR/configs/bench.config")
 frags+=("$MT_DIR/configs/$flavour.config")
 
 mt_step "rust available"

@@ -36,7 +36,10 @@ mt_run() {
 # tree, the kernel, the tools and the initramfs. Exits on the first failure
 # (each step has said which and why).
 mt_prepare() {
-	bash "$MT_DIR/setup.sh" || exit 1
+	case $1 in
+	prod | bench*) bash "$MT_DIR/setup.sh" inline || exit 1 ;;
+	*) bash "$MT_DIR/setup.sh" || exit 1 ;;
+	esac
 	bash "$MT_DIR/prepare-tree.sh" >/dev/null || exit 1
 	bash "$MT_DIR/build-kernel.sh" "$1" >/dev/null || exit 1
 	bash "$MT_DIR/build-tools.sh" || exit 1

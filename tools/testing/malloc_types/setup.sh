@@ -3,7 +3,8 @@
 # Rust toolchain with rust-src, bindgen-cli, and Debian's linux-source
 # package (verified against its recorded SHA-256). Reuses everything that
 # is already in place; a failed step says which one and why, on one line.
-# Usage: setup.sh [bench]   (bench: also the LLVM of the bench-inline kernel)
+# Usage: setup.sh [inline]   (inline: also the LLVM of the kernels built with
+# CONFIG_RUST_INLINE_HELPERS: prod and bench-inline)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -11,9 +12,10 @@ PACKAGES="clang-$LLVM_VERSION lld-$LLVM_VERSION llvm-$LLVM_VERSION libclang-$LLV
 	qemu-system-x86 busybox-static flex bison bc libelf-dev libssl-dev cpio
 	make xz-utils kmod python3 gcc libc6-dev musl-tools ca-certificates
 	linux-perf trace-cmd bpftrace"
-# `setup.sh bench` (make bench) adds the LLVM that CONFIG_RUST_INLINE_HELPERS
-# needs for the bench-inline kernel: clang with rustc's LLVM major version.
-if [ "${1:-}" = bench ]; then
+# `setup.sh inline` (make run, make bench) adds the LLVM that
+# CONFIG_RUST_INLINE_HELPERS needs for the prod and bench-inline kernels:
+# clang with rustc's LLVM major version.
+if [ "${1:-}" = inline ]; then
 	v=$LLVM_INLINE_VERSION
 	PACKAGES="$PACKAGES clang-$v lld-$v llvm-$v libclang-$v-dev"
 fi

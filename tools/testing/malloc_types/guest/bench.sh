@@ -1,7 +1,8 @@
 #!/bin/sh
 # The benchmark job in the bench guest (-icount shift=0): loads the benchmark
-# module once per setup, reads the /proc files and updates a memstat list
-# with few and with 200 more types. Prints BENCH lines for bench.sh.
+# module once per setup, then reads the /proc files and updates a memstat
+# list with 10, 100 and 1000 types. Prints BENCH lines for bench.sh. Both
+# bench kernels (bench, bench-inline) run it.
 set -u
 dmesg -n 1
 mods=/lib/modules
@@ -36,11 +37,31 @@ echo 1 >/proc/sys/vm/mem_profiling || fail "cannot enable vm.mem_profiling"
 bench 3
 echo 0 >/proc/sys/vm/mem_profiling
 
-# Readers: one read of each /proc file and one memstat update, with the
-# types of this kernel, then with the 200 of the many-types module.
-memstat-bench-reads || fail "memstat-bench-reads"
-insmod $mods/malloc_type_many_test.ko || fail "insmod malloc_type_many_test"
-memstat-bench-reads || fail "memstat-bench-reads"
-rmmod malloc_type_many_test
+# Readers: one read of each /proc file and one memstat update with exactly
+# 10, 100 and 1000 types registered: the built-in types (kernel.malloc_count)
+# plus those of some of the modules malloc_type_bench_types_N (N = 1, 2, 4,
+# ..., 512 types each), chosen by the binary digits of the difference.
+# Where the built-in types alone are more than a target, they are measured as
+# they are (memstat-bench-reads prints the exact count it read).
+base=$(cat /proc/sys/kernel/malloc_count) || fail "no kernel.malloc_count"
+echo "BENCH builtin_types=$base"
+for target in 10 100 1000; do
+	need=$((target - base))
+	loaded=
+	for n in 512 256 128 64 32 16 8 4 2 1; do
+		[ "$need" -ge $n ] || continue
+		insmod $mods/malloc_type_bench_types_$n.ko || fail "insmod malloc_type_bench_types_$n"
+		loaded="$loaded malloc_type_bench_types_$n"
+		need=$((need - n))
+	done
+	total=$(cat /proc/sys/kernel/malloc_count)
+	[ "$total" = "$target" ] || [ "$base" -gt "$target" ] ||
+		fail "$total types registered, not $target"
+	memstat-bench-reads || fail "memstat-bench-reads at $total types"
+	for m in $loaded; do
+		rmmod "$m" || fail "rmmod $m"
+	done
+done
+[ "$(cat /proc/sys/kernel/malloc_count)" = "$base" ] || fail "types left after the modules' unload"
 echo "BENCH end rc=$rc"
 exit $rc
