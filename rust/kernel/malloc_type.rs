@@ -609,6 +609,8 @@ impl MallocType {
     /// Accounts an allocation of `size` accounted bytes from size class `zindx` on this CPU.
     ///
     /// This is where the `dtmalloc:malloc` tracepoint fires, after the counters are updated.
+    /// Inlined into the allocation paths; the tracepoint call is out of line.
+    #[inline]
     fn account_alloc(&self, size: usize, zindx: i32) {
         let Some(s) = self.stats_ref() else {
             return;
@@ -624,26 +626,35 @@ impl MallocType {
             }
         }
         if trace::malloc_enabled() {
-            let guard = PreemptGuard::new();
-            let mtp = self.as_raw();
-            // SAFETY: `mtp` is this registered type, the second pointer its internal part and
-            // the third this CPU's record of its statistics, all valid while `self` is.
-            // CAST: `usize` and `c_ulong` have the same width on 64-bit kernels.
-            unsafe {
-                trace::malloc(
-                    mtp,
-                    ptr::addr_of_mut!((*mtp).ks_mti),
-                    s.this_cpu_ptr(&guard),
-                    size as c_ulong,
-                    zindx,
-                )
-            };
+            self.trace_malloc(s, size, zindx);
         }
+    }
+
+    /// Fires `dtmalloc:malloc` for an allocation `account_alloc` accounted in `s`.
+    #[cold]
+    #[inline(never)]
+    fn trace_malloc(&self, s: PerCpuRef<'_, bindings::malloc_type_stats>, size: usize, zindx: i32) {
+        let guard = PreemptGuard::new();
+        let mtp = self.as_raw();
+        // SAFETY: `mtp` is this registered type, the second pointer its internal part and
+        // the third this CPU's record of its statistics, all valid while `self` is.
+        // CAST: `usize` and `c_ulong` have the same width on 64-bit kernels.
+        unsafe {
+            trace::malloc(
+                mtp,
+                ptr::addr_of_mut!((*mtp).ks_mti),
+                s.this_cpu_ptr(&guard),
+                size as c_ulong,
+                zindx,
+            )
+        };
     }
 
     /// Accounts a free of `size` accounted bytes on this CPU.
     ///
     /// This is where the `dtmalloc:free` tracepoint fires, after the counters are updated.
+    /// Inlined into the free paths; the tracepoint call is out of line.
+    #[inline]
     fn account_free(&self, size: usize) {
         let Some(s) = self.stats_ref() else {
             return;
@@ -652,20 +663,27 @@ impl MallocType {
         percpu_u64!(s, bindings::malloc_type_stats, mts_memfreed).add(size as u64);
         percpu_u64!(s, bindings::malloc_type_stats, mts_numfrees).add(1);
         if trace::free_enabled() {
-            let guard = PreemptGuard::new();
-            let mtp = self.as_raw();
-            // SAFETY: As in `account_alloc`.
-            // CAST: `usize` and `c_ulong` have the same width on 64-bit kernels.
-            unsafe {
-                trace::free(
-                    mtp,
-                    ptr::addr_of_mut!((*mtp).ks_mti),
-                    s.this_cpu_ptr(&guard),
-                    size as c_ulong,
-                    0,
-                )
-            };
+            self.trace_free(s, size);
         }
+    }
+
+    /// Fires `dtmalloc:free` for a free `account_free` accounted in `s`.
+    #[cold]
+    #[inline(never)]
+    fn trace_free(&self, s: PerCpuRef<'_, bindings::malloc_type_stats>, size: usize) {
+        let guard = PreemptGuard::new();
+        let mtp = self.as_raw();
+        // SAFETY: As in `trace_malloc`.
+        // CAST: `usize` and `c_ulong` have the same width on 64-bit kernels.
+        unsafe {
+            trace::free(
+                mtp,
+                ptr::addr_of_mut!((*mtp).ks_mti),
+                s.this_cpu_ptr(&guard),
+                size as c_ulong,
+                0,
+            )
+        };
     }
 
     /// The allocator behind every typed allocation, with the contract of
@@ -892,20 +910,13 @@ impl MallocType {
     /// assert_eq!(M_FREE_DOC.stats().numfrees, 0);
     /// ```
     pub unsafe fn free(&self, ptr: *mut u8, size: usize) {
-        let (Some(p), Ok(layout)) = (NonNull::new(ptr), Layout::from_size_align(size, 1)) else {
+        if ptr.is_null() || size == 0 {
             return;
-        };
-        // SAFETY: By the safety requirements `p` is a live allocation of this type of `layout`;
-        // a zero-sized new layout frees it.
-        let _ = unsafe {
-            self.realloc_layout(
-                Some(p),
-                Layout::new::<()>(),
-                layout,
-                crate::alloc::flags::GFP_NOWAIT,
-                NumaNode::NO_NODE,
-            )
-        };
+        }
+        // SAFETY: By the safety requirements `ptr` is a live allocation of this type, and every
+        // allocation of a type comes from kmalloc (directly or from its zone's buckets).
+        unsafe { bindings::kfree(ptr.cast()) };
+        self.account_free(accounted_size(size));
     }
 }
 
