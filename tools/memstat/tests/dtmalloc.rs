@@ -39,9 +39,8 @@ fn parses_a_plain_line() {
 
 #[test]
 fn comm_with_spaces_dashes_and_brackets() {
-    let e = ev(
-        "  my cool-prog [2]-4242 [003] d.h1. 99.000001: free: probe=x size=1 zindx=0 name='x'",
-    );
+    let e =
+        ev("  my cool-prog [2]-4242 [003] d.h1. 99.000001: free: probe=x size=1 zindx=0 name='x'");
     assert_eq!(e.comm, "my cool-prog [2]");
     assert_eq!(e.pid, 4242);
     assert_eq!(e.cpu, 3);
@@ -436,7 +435,8 @@ fn lost_event_totals_saturate() {
 
 #[test]
 fn control_characters_are_escaped_in_event_and_top_output() {
-    let line = "  \u{1b}[31mevil-5 [000] ..... 1.000000: malloc: probe=t\u{1b}[0m size=8 zindx=0 name='t'";
+    let line =
+        "  \u{1b}[31mevil-5 [000] ..... 1.000000: malloc: probe=t\u{1b}[0m size=8 zindx=0 name='t'";
     let e = ev(line);
     assert_eq!(
         format_event(&e),
