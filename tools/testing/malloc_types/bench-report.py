@@ -113,19 +113,19 @@ def main():
     rows = [(var, scen, label) for var, scen, label in VARIANTS
             if any(v is not None for k, _ in kernels for v in vals(k, var, scen))]
 
-    print("\nns per allocate+free pair (guest time under -icount shift=0)")
-    print("helpers: the bench kernel, C helpers called; inline: bench-inline, CONFIG_RUST_INLINE_HELPERS")
-    print(f"{'':{W}}{head}")
-    for var, scen, label in rows:
-        for i, (k, short) in enumerate(kernels):
-            name = label if i == 0 else ""
-            print(f"{name:{label_w}.{label_w}}{short:>8}" + "".join(cell(v, "10.0f") for v in vals(k, var, scen)))
-    print("\nratio to kmalloc/kfree of the same kernel")
-    print(f"{'':{W}}{head}")
-    for var, scen, label in rows:
-        for i, (k, short) in enumerate(kernels):
-            name = label if i == 0 else ""
-            print(f"{name:{label_w}.{label_w}}{short:>8}" + "".join(cell(v, "10.3f") for v in ratios(k, var, scen)))
+    def table(title, values, fmt):
+        """Prints one row per variant and kernel of values(kernel, variant, scenario)."""
+        print(title)
+        print(f"{'':{W}}{head}")
+        for var, scen, label in rows:
+            for i, (k, short) in enumerate(kernels):
+                name = label if i == 0 else ""
+                print(f"{name:{label_w}.{label_w}}{short:>8}" + "".join(cell(v, fmt) for v in values(k, var, scen)))
+
+    table("\nns per allocate+free pair (guest time under -icount shift=0)\n"
+          "helpers: the bench kernel, C helpers called; inline: bench-inline, CONFIG_RUST_INLINE_HELPERS",
+          vals, "10.0f")
+    table("\nratio to kmalloc/kfree of the same kernel", ratios, "10.3f")
 
     readers = {}
     for k, _ in kernels:
