@@ -42,6 +42,13 @@ events() {
 	grep -E '(malloc|free): ' "$1" |
 		sed -E 's/^.* (dtmalloc:)?(malloc|free): +/\2: /; s/ name=.*//'
 }
+# expect_events FILE WHAT: the events of FILE are the lines on stdin.
+expect_events() {
+	got=$(events "$1")
+	expected=$(cat)
+	[ "$got" = "$expected" ] ||
+		{ cat "$1"; printf 'got:\n%s\nexpected:\n%s\n' "$got" "$expected"; fail "$2: wrong events"; }
+}
 
 # --- perf ------------------------------------------------------------------
 perf record -e dtmalloc:malloc -e dtmalloc:free -- sh -c 'insmod malloc_type_trace_test.ko; rmmod malloc_type_trace_test' \
@@ -49,17 +56,16 @@ perf record -e dtmalloc:malloc -e dtmalloc:free -- sh -c 'insmod malloc_type_tra
 grep -q 'perf.data (8 samples)' perf.record || { cat perf.record; fail "perf record: not 8 samples"; }
 perf script >perf.script 2>&1 || { rc=$?; cat perf.script; fail "perf script exited with $rc"; }
 parsed perf.script "perf script"
-got=$(events perf.script)
-expected=$(printf '%s\n' \
-	'malloc: probe=trace_test size=128 zindx=5' \
-	'malloc: probe=trace_test size=8192 zindx=12' \
-	'malloc: probe=trace_test size=32768 zindx=-1' \
-	'free: probe=trace_test size=128 zindx=0' \
-	'malloc: probe=tab_and_space size=8 zindx=0' \
-	'free: probe=tab_and_space size=8 zindx=0' \
-	'free: probe=trace_test size=8192 zindx=0' \
-	'free: probe=trace_test size=32768 zindx=0')
-[ "$got" = "$expected" ] || { cat perf.script; printf 'got:\n%s\nexpected:\n%s\n' "$got" "$expected"; fail "perf script: wrong events"; }
+expect_events perf.script "perf script" <<'EOF'
+malloc: probe=trace_test size=128 zindx=5
+malloc: probe=trace_test size=8192 zindx=12
+malloc: probe=trace_test size=32768 zindx=-1
+free: probe=trace_test size=128 zindx=0
+malloc: probe=tab_and_space size=8 zindx=0
+free: probe=tab_and_space size=8 zindx=0
+free: probe=trace_test size=8192 zindx=0
+free: probe=trace_test size=32768 zindx=0
+EOF
 # The tasks: the module's init runs in insmod, its exit in rmmod.
 got=$(awk '/dtmalloc:/ { print $1 }' perf.script | tr '\n' ' ')
 [ "$got" = "insmod insmod insmod insmod insmod insmod rmmod rmmod " ] || fail "perf script: tasks '$got'"
@@ -76,15 +82,14 @@ trace-cmd record -e dtmalloc -f 'probe == "trace_test"' sh -c 'insmod malloc_typ
 	>tc.record 2>&1 || { rc=$?; cat tc.record; fail "trace-cmd record exited with $rc"; }
 trace-cmd report >tc.report 2>&1 || { rc=$?; cat tc.report; fail "trace-cmd report exited with $rc"; }
 parsed tc.report "trace-cmd report"
-got=$(events tc.report)
-expected=$(printf '%s\n' \
-	'malloc: probe=trace_test size=128 zindx=5' \
-	'malloc: probe=trace_test size=8192 zindx=12' \
-	'malloc: probe=trace_test size=32768 zindx=-1' \
-	'free: probe=trace_test size=128 zindx=0' \
-	'free: probe=trace_test size=8192 zindx=0' \
-	'free: probe=trace_test size=32768 zindx=0')
-[ "$got" = "$expected" ] || { cat tc.report; printf 'got:\n%s\nexpected:\n%s\n' "$got" "$expected"; fail "trace-cmd report: wrong events"; }
+expect_events tc.report "trace-cmd report" <<'EOF'
+malloc: probe=trace_test size=128 zindx=5
+malloc: probe=trace_test size=8192 zindx=12
+malloc: probe=trace_test size=32768 zindx=-1
+free: probe=trace_test size=128 zindx=0
+free: probe=trace_test size=8192 zindx=0
+free: probe=trace_test size=32768 zindx=0
+EOF
 # trace-cmd leaves the events as it found them: disabled, without a filter.
 [ "$(cat $tracefs/events/dtmalloc/enable)" = 0 ] || fail "trace-cmd left the dtmalloc events enabled"
 [ "$(cat $tracefs/events/dtmalloc/malloc/filter)" = none ] ||
