@@ -102,6 +102,15 @@ mod trace {
         );
     }
 
+    /// The signature of [`malloc`] and [`free`].
+    pub(super) type Event = unsafe fn(
+        *mut bindings::malloc_type,
+        *mut bindings::malloc_type_internal,
+        *mut bindings::malloc_type_stats,
+        c_ulong,
+        c_int,
+    );
+
     /// Defines `$fn() -> bool`: whether tracepoint `$tp` is enabled, a branch patched in and out
     /// with the tracepoint (a jump label), so that its arguments are computed only when it is.
     macro_rules! enabled {
@@ -626,21 +635,28 @@ impl MallocType {
             }
         }
         if trace::malloc_enabled() {
-            self.trace_malloc(s, size, zindx);
+            self.trace(trace::malloc, s, size, zindx);
         }
     }
 
-    /// Fires `dtmalloc:malloc` for an allocation `account_alloc` accounted in `s`.
+    /// Fires `event` (`dtmalloc:malloc` or `dtmalloc:free`) for a block of `size` accounted
+    /// bytes from size class `zindx` that was just accounted in `s`.
     #[cold]
     #[inline(never)]
-    fn trace_malloc(&self, s: PerCpuRef<'_, bindings::malloc_type_stats>, size: usize, zindx: i32) {
+    fn trace(
+        &self,
+        event: trace::Event,
+        s: PerCpuRef<'_, bindings::malloc_type_stats>,
+        size: usize,
+        zindx: i32,
+    ) {
         let guard = PreemptGuard::new();
         let mtp = self.as_raw();
         // SAFETY: `mtp` is this registered type, the second pointer its internal part and
         // the third this CPU's record of its statistics, all valid while `self` is.
         // CAST: `usize` and `c_ulong` have the same width on 64-bit kernels.
         unsafe {
-            trace::malloc(
+            event(
                 mtp,
                 ptr::addr_of_mut!((*mtp).ks_mti),
                 s.this_cpu_ptr(&guard),
@@ -663,27 +679,8 @@ impl MallocType {
         percpu_u64!(s, bindings::malloc_type_stats, mts_memfreed).add(size as u64);
         percpu_u64!(s, bindings::malloc_type_stats, mts_numfrees).add(1);
         if trace::free_enabled() {
-            self.trace_free(s, size);
+            self.trace(trace::free, s, size, 0);
         }
-    }
-
-    /// Fires `dtmalloc:free` for a free `account_free` accounted in `s`.
-    #[cold]
-    #[inline(never)]
-    fn trace_free(&self, s: PerCpuRef<'_, bindings::malloc_type_stats>, size: usize) {
-        let guard = PreemptGuard::new();
-        let mtp = self.as_raw();
-        // SAFETY: As in `trace_malloc`.
-        // CAST: `usize` and `c_ulong` have the same width on 64-bit kernels.
-        unsafe {
-            trace::free(
-                mtp,
-                ptr::addr_of_mut!((*mtp).ks_mti),
-                s.this_cpu_ptr(&guard),
-                size as c_ulong,
-                0,
-            )
-        };
     }
 
     /// The allocator behind every typed allocation, with the contract of
