@@ -229,21 +229,17 @@ fn bad_intervals_and_counts_are_usage_errors() {
 
 #[test]
 fn closed_stdout_pipe_exits_quietly() {
-    use std::io::Read;
-    use std::process::Stdio;
     let s = stream_file();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_memstat"))
-        .args(["-f", s.to_str().unwrap(), "-H", "-w", "0.05", "-c", "20"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run memstat");
     // Read the first report, then close the pipe.
-    let mut stdout = child.stdout.take().unwrap();
-    let mut first = [0u8; 16];
-    stdout.read_exact(&mut first).unwrap();
-    drop(stdout);
-    let out = child.wait_with_output().unwrap();
+    let out = run_until_stdout_closed(Command::new(env!("CARGO_BIN_EXE_memstat")).args([
+        "-f",
+        s.to_str().unwrap(),
+        "-H",
+        "-w",
+        "0.05",
+        "-c",
+        "20",
+    ]));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!err.contains("panicked"), "{err}");
     assert_eq!(out.status.code(), Some(0), "{err}");

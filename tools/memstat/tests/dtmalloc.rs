@@ -4,7 +4,7 @@ use std::fs;
 use std::path::Path;
 use std::process::Command;
 
-use common::tmpdir;
+use common::{run_until_stdout_closed, tmpdir};
 use memstat::trace::{
     filter_string, format_event, malloc_min_from_env, parse_cpu_stats, parse_line,
     valid_probe_name, Probe, Record, Top,
@@ -17,6 +17,13 @@ fn ev(line: &str) -> memstat::trace::Event {
         Ok(Record::Event(e)) => e,
         other => panic!("{line}: {other:?}"),
     }
+}
+
+/// The number of `dtmalloc top` reports in a run's output (one header line each).
+fn top_reports(out: &std::process::Output) -> usize {
+    String::from_utf8_lossy(&out.stdout)
+        .matches("NET(B)")
+        .count()
 }
 
 #[test]
@@ -337,13 +344,7 @@ fn fake_tracefs_top() {
     let root = fake_tracefs("dt_top2");
     let out = dtmalloc(&root, &["top", "--interval", "0.05", "--count", "1"], None);
     assert!(out.status.success());
-    assert_eq!(
-        String::from_utf8(out.stdout)
-            .unwrap()
-            .matches("NET(B)")
-            .count(),
-        1
-    );
+    assert_eq!(top_reports(&out), 1);
 }
 
 #[test]
@@ -401,13 +402,7 @@ fn bad_numbers_are_usage_errors() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert_eq!(
-        String::from_utf8(out.stdout)
-            .unwrap()
-            .matches("NET(B)")
-            .count(),
-        1
-    );
+    assert_eq!(top_reports(&out), 1);
 }
 
 #[test]
@@ -459,8 +454,6 @@ fn control_characters_are_escaped_in_event_and_top_output() {
 
 #[test]
 fn closed_stdout_pipe_exits_quietly() {
-    use std::io::Read;
-    use std::process::Stdio;
     let root = fake_tracefs("dt_epipe");
     let mut pipe = String::new();
     for i in 0..20000 {
@@ -469,19 +462,12 @@ fn closed_stdout_pipe_exits_quietly() {
         ));
     }
     fs::write(root.join("trace_pipe"), pipe).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_dtmalloc"))
-        .arg("--tracefs")
-        .arg(&root)
-        .args(["--fake-tracefs", "--instance", "ep", "--min", "0"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdout = child.stdout.take().unwrap();
-    let mut first = [0u8; 16];
-    stdout.read_exact(&mut first).unwrap();
-    drop(stdout);
-    let out = child.wait_with_output().unwrap();
+    let out = run_until_stdout_closed(
+        Command::new(env!("CARGO_BIN_EXE_dtmalloc"))
+            .arg("--tracefs")
+            .arg(&root)
+            .args(["--fake-tracefs", "--instance", "ep", "--min", "0"]),
+    );
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!err.contains("panicked"), "{err}");
     assert_eq!(out.status.code(), Some(0), "{err}");

@@ -1,7 +1,9 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+use std::io::Read;
 use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
 
 use memstat::stream::{write_stream, CpuStats, StreamType};
 
@@ -23,6 +25,21 @@ pub fn manifest_dir() -> PathBuf {
     std::env::var_os("CARGO_MANIFEST_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")))
+}
+
+/// Runs `cmd` with its stdout and stderr piped, reads the first 16 bytes it writes, closes
+/// stdout (as `head` would), and returns what it then did. The command must write that much.
+pub fn run_until_stdout_closed(cmd: &mut Command) -> Output {
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run the command");
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = [0u8; 16];
+    stdout.read_exact(&mut first).unwrap();
+    drop(stdout);
+    child.wait_with_output().unwrap()
 }
 
 /// Path of a checked-in fixture.
