@@ -10,10 +10,13 @@
 # that the first service manager's context was released, a run on hwbinder
 # that each device has its own; binderfs is unmounted at the end.
 # Around the first run, the malloc types Rust Binder charges (binder proc,
-# context, range, pages, txn) show traffic and return to their idle balance:
-# no process, range, page or transaction array in use once the driver
-# released the processes, one context per device while binderfs is mounted,
-# none after.
+# context, range, pages, txn, thread, ref, work) show traffic and return to
+# their idle balance: no process, range, page or transaction array, thread,
+# reference or todo-list item in use once the driver released the processes,
+# one context per device and the driver's array of devices while binderfs is
+# mounted, the (empty) array alone after. Rust Binder
+# charges everything it allocates to its own types: the run adds no request
+# to the default types "rust kmalloc" and "rust kvmalloc".
 name=70-binder
 fail() { echo "$name: FAIL: $*"; exit 1; }
 binderfs=/dev/binderfs
@@ -90,11 +93,21 @@ run_workload() {
 }
 
 command -v binderload >/dev/null || fail "no binderload in the initramfs (tools/binderload not built?)"
-for t in proc context range pages txn; do check_type "binder $t" "before binderfs" 0 0 0; done
+for t in proc range pages txn thread ref work; do
+	check_type "binder $t" "before binderfs" 0 0 0
+done
+# The array of devices is allocated at the first mount and kept (empty) after
+# an unmount: 1 if binderfs was mounted before in this boot.
+check_type "binder context" "before binderfs" 0 1 0
 mount_binderfs
 [ -z "$(binder_procs)" ] || fail "binder processes before the workload: $(binder_procs)"
-check_type "binder context" "with binderfs mounted" 3 3 3
+# binder, hwbinder and vndbinder, and the array of devices.
+check_type "binder context" "with binderfs mounted" 4 4 3
+default_before="$(row "rust kmalloc") $(row "rust kvmalloc")"
 run_workload binder --clients 2 --calls 60
+default_after="$(row "rust kmalloc") $(row "rust kvmalloc")"
+[ "$default_after" = "$default_before" ] ||
+	fail "the workload changed the default types: rust kmalloc and rust kvmalloc (in use, requests) were $default_before, are $default_after"
 # A manager, a service and two clients opened the device: 4 processes.
 check_type "binder proc" "after the workload" 0 0 4
 check_type "binder range" "after the workload" 0 0 4
@@ -107,7 +120,18 @@ old_txn=${req_binder_txn:-0}
 check_type "binder txn" "after the workload" 0 0 $((2 * fds))
 [ $((req_binder_txn - old_txn)) = $((2 * fds)) ] ||
 	fail "binder txn: $((req_binder_txn - old_txn)) new requests for $fds fds, expected $((2 * fds))"
-check_type "binder context" "after the workload" 3 3 0
+# Each of the 4 processes has at least one thread: a Thread and its node in
+# the process's threads tree.
+check_type "binder thread" "after the workload" 0 0 8
+# The service and the clients hold a handle to the service manager, the
+# clients one to the service: at least 5 references, each with its nodes in
+# the by_handle and by_node trees.
+check_type "binder ref" "after the workload" 0 0 15
+# Every transaction binderload counts is one Transaction of the driver.
+transactions=$(sed -n 's/.*: ok: \([0-9]*\) transactions.*/\1/p' /tmp/binderload.out)
+[ -n "$transactions" ] && [ "$transactions" -gt 0 ] || fail "binderload reported no transactions"
+check_type "binder work" "after the workload" 0 0 "$transactions"
+check_type "binder context" "after the workload" 4 4 0
 run_workload binder --clients 1 --calls 12
 run_workload hwbinder --clients 1 --calls 6
 # An unusable device: a clear error and a non-zero exit.
@@ -116,6 +140,6 @@ binderload --device $binderfs/nonexistent >/tmp/binderload.err 2>&1 &&
 grep -q "no binder device $binderfs/nonexistent" /tmp/binderload.err ||
 	fail "unexpected message for a missing device: $(cat /tmp/binderload.err)"
 umount_binderfs
-check_type "binder context" "after umount" 0 0 0
-check_type "binder proc" "after umount" 0 0 0
+check_type "binder context" "after umount" 1 1 0
+for t in proc thread ref work; do check_type "binder $t" "after umount" 0 0 0; done
 echo "$name: ok"
