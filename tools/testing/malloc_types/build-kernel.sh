@@ -46,7 +46,9 @@ if [ ! -f "$out/.config" ] || [ "$(cat "$out/.config-stamp" 2>/dev/null)" != "$s
 	mt_run "${kmake[@]}" O="$cfg" tinyconfig
 	mt_run "$tree/scripts/kconfig/merge_config.sh" -m -O "$cfg" "$cfg/.config" "${frags[@]}"
 	mt_run "${kmake[@]}" O="$cfg" olddefconfig
-	# Every option the fragments set must have survived olddefconfig.
+	# Every option the fragments set must have survived olddefconfig, with
+	# the value of the last fragment that sets it (a later fragment
+	# overrides an earlier one, as merge_config.sh does).
 	bad=()
 	while IFS= read -r line; do
 		case "$line" in
@@ -54,7 +56,10 @@ if [ ! -f "$out/.config" ] || [ "$(cat "$out/.config-stamp" 2>/dev/null)" != "$s
 			grep -q "^$opt=" "$cfg/.config" && bad+=("$line") ;;
 		CONFIG_*=*) grep -qxF "$line" "$cfg/.config" || bad+=("$line") ;;
 		esac
-	done < <(cat "${frags[@]}")
+	done < <(cat "${frags[@]}" | awk -F= '/^CONFIG_[A-Za-z0-9_]+=/ {
+		if (!($1 in last)) order[++n] = $1
+		last[$1] = $0
+	} END { for (i = 1; i <= n; i++) print last[order[i]] }')
 	[ ${#bad[@]} -eq 0 ] ||
 		die "the configuration does not keep: ${bad[*]} (unmet dependencies? see $cfg/.config)"
 	cmp -s "$cfg/.config" "$out/.config" || cp "$cfg/.config" "$out/.config"
