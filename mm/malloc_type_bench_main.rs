@@ -27,7 +27,11 @@ use kernel::{
     time::{Instant, Monotonic},
 };
 
-kernel::malloc_define!(M_BENCH, "bench", "Allocations of the malloc types benchmark");
+kernel::malloc_define!(
+    M_BENCH,
+    "bench",
+    "Allocations of the malloc types benchmark"
+);
 
 module! {
     type: Bench,

@@ -436,7 +436,9 @@ unsafe impl Sync for ManyTypes {}
 
 impl kernel::Module for ManyTypes {
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        let mut this = ManyTypes { blocks: KVec::new() };
+        let mut this = ManyTypes {
+            blocks: KVec::new(),
+        };
         for (i, t) in TYPES.iter().enumerate() {
             for _ in 0..=i {
                 let p = t.malloc(32, GFP_KERNEL)?;

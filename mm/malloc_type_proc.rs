@@ -92,7 +92,6 @@ impl Sink for SeqOut<'_> {
     }
 }
 
-
 /// Writes the header of `/proc/malloc_types`: the version line and the legend.
 fn write_types_header(out: &mut impl Write) -> fmt::Result {
     write!(out, "malloc_types - version: {TYPES_VERSION}\n")?;
@@ -328,18 +327,42 @@ mod tests {
 
     #[test]
     fn row_rounds_kib_up() -> Result {
-        let one = Stats { memalloced: 1, numallocs: 1, ..Default::default() };
-        assert_eq!(&row(b"t", 2, &one)?[..], b"            t     1     1K        1    2  \n");
-        let exact = Stats { memalloced: 2048, numallocs: 1, size: 1 << 10, ..Default::default() };
-        assert_eq!(&row(b"t", 0, &exact)?[..], b"            t     1     2K        1    0  2048\n");
+        let one = Stats {
+            memalloced: 1,
+            numallocs: 1,
+            ..Default::default()
+        };
+        assert_eq!(
+            &row(b"t", 2, &one)?[..],
+            b"            t     1     1K        1    2  \n"
+        );
+        let exact = Stats {
+            memalloced: 2048,
+            numallocs: 1,
+            size: 1 << 10,
+            ..Default::default()
+        };
+        assert_eq!(
+            &row(b"t", 0, &exact)?[..],
+            b"            t     1     2K        1    0  2048\n"
+        );
         Ok(())
     }
 
     #[test]
     fn row_clamps_negative_balances() -> Result {
         // Racing per-CPU reads can see a free before its allocation.
-        let s = Stats { memalloced: 64, memfreed: 128, numallocs: 1, numfrees: 2, size: 1 << 3 };
-        assert_eq!(&row(b"racy", 0, &s)?[..], b"         racy     0     0K        1    0  64\n");
+        let s = Stats {
+            memalloced: 64,
+            memfreed: 128,
+            numallocs: 1,
+            numfrees: 2,
+            size: 1 << 3,
+        };
+        assert_eq!(
+            &row(b"racy", 0, &s)?[..],
+            b"         racy     0     0K        1    0  64\n"
+        );
         Ok(())
     }
 
@@ -363,7 +386,14 @@ mod tests {
         // SAFETY: `p` was allocated by `M_STREAM_TEST.malloc` with size 100 just above.
         unsafe { M_STREAM_TEST.free(p.as_ptr().cast(), 100) };
 
-        let u32_at = |off: usize| u32::from_ne_bytes([stream[off], stream[off + 1], stream[off + 2], stream[off + 3]]);
+        let u32_at = |off: usize| {
+            u32::from_ne_bytes([
+                stream[off],
+                stream[off + 1],
+                stream[off + 2],
+                stream[off + 3],
+            ])
+        };
         assert_eq!(u32_at(0), STREAM_VERSION);
         let ncpus = u32_at(4) as usize;
         let count = u32_at(8) as usize;

@@ -21,8 +21,16 @@
 use core::ptr::NonNull;
 use kernel::prelude::*;
 
-kernel::malloc_define!(M_TRACE_TEST, "trace test", "Allocations of the trace test module");
-kernel::malloc_define!(M_TRACE_TAB, "tab\tand space", "A type whose name has white space");
+kernel::malloc_define!(
+    M_TRACE_TEST,
+    "trace test",
+    "Allocations of the trace test module"
+);
+kernel::malloc_define!(
+    M_TRACE_TAB,
+    "tab\tand space",
+    "A type whose name has white space"
+);
 
 module! {
     type: TraceTest,

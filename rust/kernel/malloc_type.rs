@@ -1042,7 +1042,8 @@ crate::malloc_define!(
 
 /// Returns `size` rounded up to whole pages, as vmalloc allocates it.
 fn page_rounded(size: usize) -> usize {
-    size.checked_next_multiple_of(crate::page::PAGE_SIZE).unwrap_or(usize::MAX)
+    size.checked_next_multiple_of(crate::page::PAGE_SIZE)
+        .unwrap_or(usize::MAX)
 }
 
 /// [`Kmalloc`]'s allocator with malloc types: allocations are charged to [`M_RUST_KMALLOC`],
@@ -1237,7 +1238,16 @@ mod tests {
             4 * crate::page::PAGE_SIZE
         );
         // The tables agree with the slab allocator for every kmalloc'd size and for large ones.
-        let large = [8193, 12288, 16384, 16385, 65536, 1 << 20, (1 << 20) + 1, KMALLOC_MAX_SIZE];
+        let large = [
+            8193,
+            12288,
+            16384,
+            16385,
+            65536,
+            1 << 20,
+            (1 << 20) + 1,
+            KMALLOC_MAX_SIZE,
+        ];
         for size in Iterator::chain(1..=KMALLOC_MAX_CACHE_SIZE, large) {
             // SAFETY: `kmalloc_size_roundup()` accepts any size.
             let want = unsafe { bindings::kmalloc_size_roundup(size) };
@@ -1601,7 +1611,11 @@ mod tests {
 
         // Nothing else allocates through Rust while KUnit runs this test, so the deltas are
         // exact.
-        let (k, v, kv) = (M_RUST_KMALLOC.stats(), M_RUST_VMALLOC.stats(), M_RUST_KVMALLOC.stats());
+        let (k, v, kv) = (
+            M_RUST_KMALLOC.stats(),
+            M_RUST_VMALLOC.stats(),
+            M_RUST_KVMALLOC.stats(),
+        );
         {
             let b = KBox::new([0u8; 100], GFP_KERNEL)?;
             let s = M_RUST_KMALLOC.stats();

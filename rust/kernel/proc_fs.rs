@@ -81,7 +81,10 @@ pub struct SingleFile<T: SingleShow> {
 ///
 /// Must only be called by the seq_file core, with `m` a valid seq_file owned by the caller for
 /// the duration of the call.
-unsafe extern "C" fn show_callback<T: SingleShow>(m: *mut bindings::seq_file, _v: *mut c_void) -> c_int {
+unsafe extern "C" fn show_callback<T: SingleShow>(
+    m: *mut bindings::seq_file,
+    _v: *mut c_void,
+) -> c_int {
     // SAFETY: By the safety requirements, `m` is valid and not used by any other thread during
     // this call.
     let m = unsafe { SeqFile::from_raw(m) };

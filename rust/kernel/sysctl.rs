@@ -176,8 +176,9 @@ impl Registration {
         }
         // SAFETY: `path` is NUL-terminated and static; `table` holds `table.len()` valid entries
         // whose strings are static, and it is kept unchanged until the table is unregistered.
-        let header =
-            unsafe { bindings::register_sysctl_sz(path.as_char_ptr(), table.as_ptr(), table.len()) };
+        let header = unsafe {
+            bindings::register_sysctl_sz(path.as_char_ptr(), table.as_ptr(), table.len())
+        };
         Ok(Self {
             header: NonNull::new(header).ok_or(ENOMEM)?,
             table,

@@ -17,13 +17,21 @@ use kernel::{
     prelude::*,
 };
 
-kernel::malloc_define!(M_SAMPLE_BUF, "sample buf", "Byte buffers of the malloc types sample");
+kernel::malloc_define!(
+    M_SAMPLE_BUF,
+    "sample buf",
+    "Byte buffers of the malloc types sample"
+);
 kernel::malloc_define!(
     M_SAMPLE_NODE,
     "sample list node",
     "List nodes of the malloc types sample"
 );
-kernel::malloc_define!(M_SAMPLE_LEAK, "sample leak", "Blocks the sample leaks on purpose");
+kernel::malloc_define!(
+    M_SAMPLE_LEAK,
+    "sample leak",
+    "Blocks the sample leaks on purpose"
+);
 
 module! {
     type: RustMallocTypes,
@@ -76,16 +84,15 @@ impl kernel::Module for RustMallocTypes {
         // A buffer that grows from 1 KiB to 4 KiB.
         let small = M_SAMPLE_BUF.malloc(1024, GFP_KERNEL)?;
         // SAFETY: `small` came from `M_SAMPLE_BUF` with 1024 bytes.
-        let buf = match unsafe {
-            M_SAMPLE_BUF.realloc(small.as_ptr().cast(), 1024, 4096, GFP_KERNEL)
-        } {
-            Ok(p) => p,
-            Err(e) => {
-                // SAFETY: A failed realloc leaves `small` allocated.
-                unsafe { M_SAMPLE_BUF.free(small.as_ptr().cast(), 1024) };
-                return Err(e.into());
-            }
-        };
+        let buf =
+            match unsafe { M_SAMPLE_BUF.realloc(small.as_ptr().cast(), 1024, 4096, GFP_KERNEL) } {
+                Ok(p) => p,
+                Err(e) => {
+                    // SAFETY: A failed realloc leaves `small` allocated.
+                    unsafe { M_SAMPLE_BUF.free(small.as_ptr().cast(), 1024) };
+                    return Err(e.into());
+                }
+            };
 
         // An array; the element count times the size is checked for overflow.
         let array = match M_SAMPLE_BUF.mallocarray(ARRAY_LEN, size_of::<u64>(), GFP_KERNEL) {
@@ -104,7 +111,10 @@ impl kernel::Module for RustMallocTypes {
         };
 
         // An overflowing array is an error, not a panic.
-        if M_SAMPLE_BUF.mallocarray(usize::MAX / 2, 4, GFP_KERNEL).is_ok() {
+        if M_SAMPLE_BUF
+            .mallocarray(usize::MAX / 2, 4, GFP_KERNEL)
+            .is_ok()
+        {
             pr_err!("an overflowing array allocation succeeded\n");
             return Err(EINVAL);
         }
@@ -149,6 +159,9 @@ impl Drop for RustMallocTypes {
             M_SAMPLE_BUF.free(self.buf.as_ptr().cast(), 4096);
             M_SAMPLE_BUF.free(self.array.as_ptr().cast(), ARRAY_SIZE);
         }
-        pr_info!("Rust malloc types sample (exit), list sum {sum}, numbers {:?}\n", &self.numbers[..]);
+        pr_info!(
+            "Rust malloc types sample (exit), list sum {sum}, numbers {:?}\n",
+            &self.numbers[..]
+        );
     }
 }
