@@ -1606,6 +1606,66 @@ mod tests {
     }
 
     #[test]
+    fn typed_list_and_rbtree() -> Result {
+        use crate::list::{List, ListArc, ListLinks};
+        use crate::rbtree::{RBTree, RBTreeNode};
+        use crate::sync::Arc;
+        use crate::try_pin_init;
+        use pin_init::pin_data;
+
+        crate::malloc_define!(M_T_LIST, "kunit list", "ListArc, List and RBTree");
+        type A = TypedAlloc<M_T_LIST>;
+
+        #[pin_data]
+        struct Item {
+            value: u64,
+            #[pin]
+            links: ListLinks,
+        }
+        crate::list::impl_list_arc_safe! {
+            impl ListArcSafe<0> for Item { untracked; }
+        }
+        crate::list::impl_list_item! {
+            impl ListItem<0> for Item { using ListLinks { self.links }; }
+        }
+
+        {
+            let mut list = List::<Item, 0, A>::new();
+            for value in 0..3 {
+                let item = ListArc::<Item, 0, A>::pin_init_in(
+                    try_pin_init!(Item { value, links <- ListLinks::new() }),
+                    GFP_KERNEL,
+                )?;
+                list.push_back(item);
+            }
+            // One allocation per item: its `Arc`'s refcount and the `Item`.
+            assert_eq!(M_T_LIST.stats().in_use(), 3);
+            assert_eq!(list.iter().map(|item| item.value).sum::<u64>(), 3);
+            // Off the list and out of its `ListArc`, the item is still the type's, and is freed
+            // to it.
+            let arc: Arc<Item, A> = list.pop_front().ok_or(EINVAL)?.into_arc();
+            drop(list);
+            assert_eq!(M_T_LIST.stats().in_use(), 1);
+            assert_eq!(arc.value, 0);
+        }
+        assert_eq!(M_T_LIST.stats().in_use(), 0);
+        {
+            let mut tree = RBTree::<u32, u64, A>::new_in();
+            tree.try_create_and_insert(1, 10, GFP_KERNEL)?;
+            tree.insert(RBTreeNode::new_in(2, 20, GFP_KERNEL)?);
+            assert_eq!(M_T_LIST.stats().in_use(), 2);
+            // A node removed from the tree is still allocated until it is dropped.
+            let node = tree.remove_node(&1).ok_or(EINVAL)?;
+            assert_eq!(M_T_LIST.stats().in_use(), 2);
+            assert_eq!(node.to_key_value(), (1, 10));
+            assert_eq!(M_T_LIST.stats().in_use(), 1);
+        }
+        let s = M_T_LIST.stats();
+        assert_eq!((s.in_use(), s.mem_use(), s.numallocs), (0, 0, 5));
+        Ok(())
+    }
+
+    #[test]
     fn default_types_charge_untyped_allocations() -> Result {
         use crate::alloc::{KBox, KVBox, VBox};
 
