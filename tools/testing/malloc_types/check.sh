@@ -7,7 +7,11 @@
 #     KUnit again with malloc_types.numzones=4;
 #  3. the log judged (judge.py): failing cases, missing suites, kernel
 #     reports, a guest that never finished;
-#  4. `cargo test` and a bounded fuzzing run for tools/memstat.
+#  4. the style of the Rust code: rustfmt with the kernel's .rustfmt.toml
+#     for every Rust file this repository puts in the kernel tree or patches
+#     there (what the kernel's `make rustfmtcheck` checks), cargo fmt for the
+#     tools;
+#  5. `cargo test` and a bounded fuzzing run for tools/memstat.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -38,6 +42,66 @@ boot() { # boot NAME MODE KERNEL-ARGS...
 }
 boot tests check
 boot numzones4 kunit malloc_types.numzones=4
+
+# Style: each Rust file of the repository that lands in the kernel tree, and
+# each one the patches change (as patched, in the tree), must be what rustfmt
+# makes of it with the kernel's .rustfmt.toml; each crate under tools/ what
+# cargo fmt makes of it. A file is formatted on its own (from stdin), so that
+# rustfmt does not follow its `mod` items into the rest of the crate.
+style_check() {
+	echo "check: rustfmt (kernel Rust files, the kernel's .rustfmt.toml) and cargo fmt (tools)"
+	local tree="$MT_KCACHE/linux" f p=0 bad=() files
+	mapfile -t files < <(cd "$MT_ROOT" && {
+		if git rev-parse --git-dir >/dev/null 2>&1; then
+			git ls-files -co --exclude-standard '*.rs'
+		else
+			find . -name '*.rs' -not -path './.git/*' | sed 's|^\./||'
+		fi | grep -v '^tools/' | sed 's|^|repo:|'
+		sed -n 's|^+++ b/\([^[:space:]]*\.rs\)\([[:space:]].*\)\{0,1\}$|tree:\1|p' patches/*.patch
+	} | sort -u)
+	local label path own
+	for label in "${files[@]}"; do
+		case $label in
+		repo:*) path=$MT_ROOT/${label#repo:} label=${label#repo:} own=1 ;;
+		tree:*) path=$tree/${label#tree:} label="${label#tree:} (as patched)" own=0 ;;
+		esac
+		if ! rustfmt "+$RUST_VERSION" --edition 2021 --config-path "$tree/.rustfmt.toml" <"$path" 2>/dev/null |
+			cmp -s - "$path"; then
+			bad+=("$label: not as rustfmt formats it")
+		# rustfmt leaves comments as they are: the repository's own files are
+		# at most 100 columns wide (the kernel's upstream files are not all).
+		elif [ $own = 1 ] && ! awk 'length($0) > 100 { exit 1 }' "$path"; then
+			bad+=("$label: lines over 100 columns")
+		else
+			p=$((p + 1))
+		fi
+	done
+	# And so are the Rust lines the patches add.
+	for f in "$MT_ROOT"/patches/*.patch; do
+		long=$(awk '/^\+\+\+ / { rs = ($2 ~ /\.rs$/); next }
+			rs && /^\+/ && length($0) > 101 { n++ } END { print n + 0 }' "$f")
+		if [ "$long" -eq 0 ]; then
+			p=$((p + 1))
+		else
+			bad+=("${f#"$MT_ROOT"/}: $long added Rust lines over 100 columns")
+		fi
+	done
+	for f in "$MT_ROOT"/tools/*/Cargo.toml; do
+		f=${f%/Cargo.toml}
+		if (cd "$f" && cargo "+$RUST_VERSION" fmt --all --check >/dev/null 2>&1); then
+			p=$((p + 1))
+		else
+			bad+=("${f#"$MT_ROOT"/}: not as cargo fmt formats it")
+		fi
+	done
+	echo "style: $p passed, ${#bad[@]} failed"
+	add "$p" "${#bad[@]}"
+	for f in "${bad[@]}"; do
+		echo "style: $f"
+		problems+=("style: $f")
+	done
+}
+style_check
 
 # cargo test of one userspace crate: cargo_test NAME (tools/NAME).
 cargo_test() {
