@@ -1666,6 +1666,42 @@ mod tests {
     }
 
     #[test]
+    fn typed_vec_shrink_to() -> Result {
+        crate::malloc_define!(M_T_SHRINK, "kunit shrink", "Vec::shrink_to");
+        let is_vmalloc = |p: *const u8| {
+            // SAFETY: `is_vmalloc_addr()` only compares the address with the vmalloc range.
+            unsafe { bindings::is_vmalloc_addr(p.cast()) }
+        };
+        {
+            // kmalloc memory: `TypedAlloc::realloc()` moves the elements to a smaller block.
+            let mut v = Vec::<u64, TypedAlloc<M_T_SHRINK>>::with_capacity(100, GFP_KERNEL)?;
+            v.push(7, GFP_KERNEL)?;
+            assert_eq!(M_T_SHRINK.stats().mem_use(), 1024);
+            v.shrink_to(0, GFP_KERNEL)?;
+            assert_eq!((v.capacity(), v[0]), (1, 7));
+            let s = M_T_SHRINK.stats();
+            assert_eq!((s.in_use(), s.mem_use()), (1, 8));
+        }
+        assert_eq!(M_T_SHRINK.stats().in_use(), 0);
+        {
+            // vmalloc memory (more than kmalloc gives): copied into a new, kmalloc'd block.
+            let big = 2 * KMALLOC_MAX_SIZE;
+            let mut v = Vec::<u8, TypedKVAlloc<M_T_SHRINK>>::with_capacity(big, GFP_KERNEL)?;
+            v.push(7, GFP_KERNEL)?;
+            assert!(is_vmalloc(v.as_ptr()));
+            assert_eq!(M_T_SHRINK.stats().mem_use(), page_rounded(big) as i64);
+            v.shrink_to(64, GFP_KERNEL)?;
+            assert!(!is_vmalloc(v.as_ptr()));
+            assert_eq!((v.capacity(), v[0]), (64, 7));
+            let s = M_T_SHRINK.stats();
+            assert_eq!((s.in_use(), s.mem_use()), (1, 64));
+        }
+        let s = M_T_SHRINK.stats();
+        assert_eq!((s.in_use(), s.mem_use(), s.numallocs), (0, 0, 4));
+        Ok(())
+    }
+
+    #[test]
     fn default_types_charge_untyped_allocations() -> Result {
         use crate::alloc::{KBox, KVBox, VBox};
 
