@@ -8,11 +8,13 @@
 # The configuration is regenerated only when a fragment changed, and the
 # .config is replaced only when its content changed, so a rebuild stays
 # incremental. Every option a fragment asks for is checked in the result.
-# Usage: build-kernel.sh test|prod|bench|bench-inline
+# The nomt flavour (the kernel without malloc types) leaves
+# malloc_types.config out.
+# Usage: build-kernel.sh test|prod|bench|bench-inline|nomt
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-flavour=${1:?usage: build-kernel.sh test|prod|bench|bench-inline}
+flavour=${1:?usage: build-kernel.sh test|prod|bench|bench-inline|nomt}
 [ -f "$MT_DIR/configs/$flavour.config" ] || die "no configs/$flavour.config"
 tree="$MT_KCACHE/linux"
 out="$MT_KCACHE/build-$flavour"
@@ -29,7 +31,8 @@ export LIBCLANG_PATH="/usr/lib/llvm-$llvm/lib"
 kmake=(make -C "$tree" "LLVM=-$llvm" "BINDGEN=$MT_TOOLS/bin/bindgen" -j"$(nproc)")
 
 frags=("$MT_DIR/configs/base.config")
-[ -f "$MT_DIR/configs/malloc_types.config" ] && frags+=("$MT_DIR/configs/malloc_types.config")
+[ "$flavour" != nomt ] && [ -f "$MT_DIR/configs/malloc_types.config" ] &&
+	frags+=("$MT_DIR/configs/malloc_types.config")
 [ "$flavour" = bench-inline ] && frags+=("$MT_DIR/configs/bench.config")
 frags+=("$MT_DIR/configs/$flavour.config")
 

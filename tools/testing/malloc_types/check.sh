@@ -6,7 +6,8 @@
 #  2. two QEMU boots: KUnit at boot, then the guest tests (guest/*.sh);
 #     KUnit again with malloc_types.numzones=4;
 #  3. the log judged (judge.py): failing cases, missing suites, kernel
-#     reports, a guest that never finished;
+#     reports, a guest that never finished; the kernel without malloc types
+#     built (configs/nomt.config);
 #  4. the style of the Rust code: rustfmt with the kernel's .rustfmt.toml
 #     for every Rust file this repository puts in the kernel tree or patches
 #     there (what the kernel's `make rustfmtcheck` checks), cargo fmt for the
@@ -42,6 +43,25 @@ boot() { # boot NAME MODE KERNEL-ARGS...
 }
 boot tests check
 boot numzones4 kunit malloc_types.numzones=4
+
+# The kernel without CONFIG_MALLOC_TYPES (configs/nomt.config): built, not
+# booted, and without a warning, so that the patches keep the subsystem
+# optional and the drivers build on their plain allocators.
+echo "check: building the kernel without malloc types (log: $MT_CACHE/logs/build-nomt.log)"
+if ! bash "$MT_DIR/build-kernel.sh" nomt >/dev/null 2>"$MT_CACHE/logs/build-nomt.err"; then
+	tail -n 5 "$MT_CACHE/logs/build-nomt.err"
+	echo "nomt: 0 passed, 1 failed"
+	add 0 1
+	problems+=("the kernel without malloc types does not build (log: $MT_CACHE/logs/build-nomt.log)")
+elif grep -qE '^warning|: warning:' "$MT_CACHE/logs/build-nomt.log"; then
+	grep -E '^warning|: warning:' "$MT_CACHE/logs/build-nomt.log" | head -n 5
+	echo "nomt: 0 passed, 1 failed"
+	add 0 1
+	problems+=("the kernel without malloc types builds with warnings (log: $MT_CACHE/logs/build-nomt.log)")
+else
+	echo "nomt: 1 passed, 0 failed (built without a warning)"
+	add 1 0
+fi
 
 # Style: each Rust file of the repository that lands in the kernel tree, and
 # each one the patches change (as patched, in the tree), must be what rustfmt
