@@ -2,7 +2,8 @@
 # The dtmalloc:malloc and dtmalloc:free tracepoints, read through a tracefs
 # instance of our own: a known sequence from the trace test module (count,
 # order, names, probe names, sizes, zindx), the underscored probe name of a
-# type named with a tab and a space, a filter on the probe name, nothing
+# type named with a tab and a space, a filter on the probe name, the kernel
+# stack of each allocation of one type (a stacktrace trigger), nothing
 # recorded while the events are disabled; then the dtmalloc tool's event
 # view, type view and top view on the same sequence.
 name=50-dtmalloc-trace
@@ -48,6 +49,28 @@ expected=$(printf '%s\n' \
 echo 'probe == "tab_and_space"' >$inst/events/dtmalloc/filter
 got=$(run_sequence | sed 's/ .*//' | tr '\n' ' ')
 [ "$got" = "malloc: free: " ] || fail "filtered on tab_and_space: '$got'"
+
+# Who allocates a type: a stacktrace trigger filtered on its probe name
+# records the kernel stack after each of its malloc events. The module's
+# three allocations are made by its init (Module::init of the crate
+# malloc_type_trace_test), which do_init_module() calls. The trace is read
+# while the module is loaded: afterwards its addresses no longer resolve.
+echo 'probe == "trace_test"' >$inst/events/dtmalloc/filter
+trigger='stacktrace if probe == "trace_test"'
+echo "$trigger" >$inst/events/dtmalloc/malloc/trigger || fail "setting the trigger '$trigger'"
+echo >$inst/trace
+insmod $ko || fail "insmod $ko"
+grep -v '^#' $inst/trace >/tmp/mt50.stacks
+rmmod malloc_type_trace_test || fail "rmmod"
+echo '!stacktrace' >$inst/events/dtmalloc/malloc/trigger || fail "removing the stacktrace trigger"
+got=$(awk '/<stack trace>/ { n++; next }
+	n && / => .*22malloc_type_trace_test.*Module4init/ { m[n] = 1 }
+	n && / => do_init_module/ { d[n] = 1 }
+	END { for (i = 1; i <= n; i++) k += m[i] && d[i]; print n + 0, k + 0 }' /tmp/mt50.stacks)
+[ "$got" = "3 3" ] || {
+	cat /tmp/mt50.stacks
+	fail "stacktrace trigger: $got (stacks, stacks through the module's init and do_init_module), expected 3 3"
+}
 
 # Disabled: nothing is recorded.
 echo 0 >$inst/events/dtmalloc/enable
