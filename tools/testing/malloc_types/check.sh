@@ -73,19 +73,18 @@ fi
 style_check() {
 	echo "check: rustfmt (kernel Rust files, the kernel's .rustfmt.toml) and cargo fmt (tools)"
 	local tree="$MT_KCACHE/linux" f p=0 bad=() files
-	mapfile -t files < <(cd "$MT_ROOT" && {
-		if git rev-parse --git-dir >/dev/null 2>&1; then
-			git ls-files -co --exclude-standard '*.rs'
-		else
-			find . -name '*.rs' -not -path './.git/*' | sed 's|^\./||'
-		fi | grep -v '^tools/' | sed 's|^|repo:|'
-		sed -n 's|^+++ b/\([^[:space:]]*\.rs\)\([[:space:]].*\)\{0,1\}$|tree:\1|p' patches/*.patch
+	# The repository's own files are those prepare-tree.sh laid over the
+	# tree (its manifest, kernel paths); the others, those the patches change.
+	mapfile -t files < <({
+		sed -n 's|^\(.*\.rs\)$|own:\1|p' "$tree/.malloc-types/manifest"
+		sed -n 's|^+++ b/\([^[:space:]]*\.rs\)\([[:space:]].*\)\{0,1\}$|patched:\1|p' "$MT_ROOT"/patches/*.patch
 	} | sort -u)
 	local label path own
 	for label in "${files[@]}"; do
+		path=$tree/${label#*:}
 		case $label in
-		repo:*) path=$MT_ROOT/${label#repo:} label=${label#repo:} own=1 ;;
-		tree:*) path=$tree/${label#tree:} label="${label#tree:} (as patched)" own=0 ;;
+		own:*) label=${label#own:} own=1 ;;
+		patched:*) label="${label#patched:} (as patched)" own=0 ;;
 		esac
 		if ! rustfmt "+$RUST_VERSION" --edition 2021 --config-path "$tree/.rustfmt.toml" <"$path" 2>/dev/null |
 			cmp -s - "$path"; then
