@@ -159,8 +159,9 @@ static int malloc_type_register(struct malloc_type *mtp, bool is_module)
 	memset(mti->mti_probes, 0, sizeof(mti->mti_probes));
 	WRITE_ONCE(mti->mti_zone,
 		   malloc_type_zone_for_name(mtp->ks_shortdesc, numzones));
-	mti->mti_flags = is_module ? MALLOC_TYPE_F_MODULE : 0;
-	mti->mti_id = malloc_type_next_id++;
+	/* Read locklessly (READ_ONCE() in C, atomic loads in Rust). */
+	WRITE_ONCE(mti->mti_flags, is_module ? MALLOC_TYPE_F_MODULE : 0);
+	WRITE_ONCE(mti->mti_id, malloc_type_next_id++);
 	/* Publish the statistics last: their presence means "registered". */
 	smp_store_release(&mti->mti_stats, stats);
 	list_add(&mti->mti_list, &malloc_type_list);

@@ -20,6 +20,10 @@ use crate::{
         CpuId, //
     },
     prelude::*,
+    sync::atomic::{
+        atomic_load,
+        Relaxed, //
+    },
     types::NotThreadSafe, //
 };
 
@@ -29,6 +33,10 @@ use core::{
 };
 
 /// Returns whether `cpu` is a possible CPU.
+///
+/// # Context
+///
+/// Any context.
 ///
 /// # Examples
 ///
@@ -44,6 +52,10 @@ pub fn cpu_possible(cpu: CpuId) -> bool {
 }
 
 /// Returns an iterator over the possible CPUs, in increasing order (`for_each_possible_cpu`).
+///
+/// # Context
+///
+/// Any context.
 ///
 /// # Examples
 ///
@@ -85,8 +97,15 @@ pub struct PreemptGuard(NotThreadSafe);
 
 impl PreemptGuard {
     /// Disables preemption until the returned guard is dropped.
+    ///
+    /// There is no `Default`: making a guard has a side effect.
+    ///
+    /// # Context
+    ///
+    /// Any context.
     #[doc(alias("preempt_disable"))]
     #[inline]
+    #[expect(clippy::new_without_default)]
     pub fn new() -> Self {
         // SAFETY: `preempt_disable()` may be called in any context.
         unsafe { bindings::preempt_disable() };
@@ -98,12 +117,6 @@ impl PreemptGuard {
     #[inline]
     pub fn cpu(&self) -> CpuId {
         CpuId::current()
-    }
-}
-
-impl Default for PreemptGuard {
-    fn default() -> Self {
-        Self::new()
     }
 }
 
@@ -152,10 +165,10 @@ pub struct PerCpu<T: Zeroable + Copy> {
     _p: PhantomData<T>,
 }
 
-// SAFETY: The allocation is not tied to a thread; `T` values are only copied out of it.
+// SAFETY: The allocation is not tied to a thread; its words are only read with atomic loads.
 unsafe impl<T: Zeroable + Copy + Send> Send for PerCpu<T> {}
 
-// SAFETY: Shared access only performs per-CPU operations and racy copies of `T` (see
+// SAFETY: Shared access only performs per-CPU operations and atomic loads of single words (see
 // `PerCpuRef`), which are safe from any thread.
 unsafe impl<T: Zeroable + Copy + Send> Sync for PerCpu<T> {}
 
@@ -165,6 +178,10 @@ impl<T: Zeroable + Copy> PerCpu<T> {
     /// # Errors
     ///
     /// [`AllocError`] when the per-CPU allocator has no memory.
+    ///
+    /// # Context
+    ///
+    /// Any context that `flags` allow (`GFP_KERNEL`: process context, may sleep).
     #[doc(alias("alloc_percpu_gfp"))]
     pub fn new_zeroed(flags: Flags) -> Result<Self, AllocError> {
         // SAFETY: `__alloc_percpu_gfp()` may be called with any size, alignment and flags; the
@@ -241,21 +258,24 @@ impl<'a, T: Copy> PerCpuRef<'a, T> {
         self.ptr.as_ptr()
     }
 
-    /// Returns a copy of `cpu`'s `T`, or `None` when `cpu` is not possible.
+    /// Returns a raw pointer to `cpu`'s `T`, or `None` when `cpu` is not possible.
     ///
-    /// The copy is read without synchronisation (`READ_ONCE()` of each word): fields updated
-    /// concurrently on `cpu` may be seen before or after the update.
+    /// The `T` may be written concurrently by `cpu` with per-CPU operations: read it word by
+    /// word with atomic loads (`atomic_load(.., Relaxed)`, the kernel's `READ_ONCE()`), as
+    /// [`PerCpuU64::get`] does, never as a whole.
+    ///
+    /// # Context
+    ///
+    /// Any context.
     #[doc(alias("per_cpu_ptr"))]
-    pub fn get(self, cpu: CpuId) -> Option<T> {
+    #[inline]
+    pub fn cpu_ptr(self, cpu: CpuId) -> Option<*mut T> {
         if !cpu_possible(cpu) {
             return None;
         }
         // SAFETY: By the type invariant `self.ptr` is a valid `__percpu` pointer and `cpu` is a
         // possible CPU.
-        let p = unsafe { bindings::per_cpu_ptr(self.ptr.as_ptr().cast(), cpu.as_u32()) };
-        // SAFETY: `p` points to `cpu`'s valid `T`; concurrent writers only change it with
-        // single-word per-CPU operations, and a volatile read is the kernel's `READ_ONCE()`.
-        Some(unsafe { p.cast::<T>().read_volatile() })
+        Some(unsafe { bindings::per_cpu_ptr(self.ptr.as_ptr().cast(), cpu.as_u32()) }.cast())
     }
 
     /// Returns a raw pointer to the current CPU's `T`, which stays the current CPU's for as long
@@ -335,6 +355,10 @@ pub struct PerCpuU64<'a> {
 
 impl PerCpuU64<'_> {
     /// Adds `val` (wrapping) to the current CPU's copy.
+    ///
+    /// # Context
+    ///
+    /// Any context, interrupts included.
     #[doc(alias("this_cpu_add"))]
     #[inline]
     pub fn add(self, val: u64) {
@@ -358,6 +382,10 @@ impl PerCpuU64<'_> {
     }
 
     /// Ors `val` into the current CPU's copy.
+    ///
+    /// # Context
+    ///
+    /// Any context, interrupts included.
     #[doc(alias("this_cpu_or"))]
     #[inline]
     pub fn or(self, val: u64) {
@@ -379,6 +407,10 @@ impl PerCpuU64<'_> {
     }
 
     /// Returns `cpu`'s copy (`READ_ONCE(*per_cpu_ptr(p, cpu))`); 0 when `cpu` is not possible.
+    ///
+    /// # Context
+    ///
+    /// Any context.
     #[doc(alias("per_cpu"))]
     pub fn get(self, cpu: CpuId) -> u64 {
         if !cpu_possible(cpu) {
@@ -387,11 +419,17 @@ impl PerCpuU64<'_> {
         // SAFETY: By the type invariant `self.ptr` is a valid `__percpu` pointer and `cpu` is a
         // possible CPU.
         let p = unsafe { bindings::per_cpu_ptr(self.ptr.cast(), cpu.as_u32()) };
-        // SAFETY: `p` points to `cpu`'s `u64`; a volatile read is the kernel's `READ_ONCE()`.
-        unsafe { p.cast::<u64>().read_volatile() }
+        // SAFETY: `p` points to `cpu`'s valid, aligned `u64`, whose concurrent stores are
+        // single-word per-CPU operations, which are atomic.
+        // ORDERING: Relaxed, `READ_ONCE()`: a counter on its own.
+        unsafe { atomic_load(p.cast::<u64>(), Relaxed) }
     }
 
     /// Returns the wrapping sum of the copies of all possible CPUs.
+    ///
+    /// # Context
+    ///
+    /// Any context.
     pub fn sum(self) -> u64 {
         possible_cpus().fold(0u64, |acc, cpu| acc.wrapping_add(self.get(cpu)))
     }
@@ -411,13 +449,12 @@ mod tests {
     #[test]
     fn zeroed_and_sums() -> Result {
         let p = PerCpu::<Rec>::new_zeroed(GFP_KERNEL)?;
-        for cpu in possible_cpus() {
-            let r = p.as_ref().get(cpu).ok_or(EINVAL)?;
-            assert_eq!(r.a, 0);
-            assert_eq!(r.b, 0);
-        }
         let a = crate::percpu_u64!(p.as_ref(), Rec, a);
         let b = crate::percpu_u64!(p.as_ref(), Rec, b);
+        for cpu in possible_cpus() {
+            assert!(p.as_ref().cpu_ptr(cpu).is_some());
+            assert_eq!((a.get(cpu), b.get(cpu)), (0, 0));
+        }
         let cpu = {
             let guard = PreemptGuard::new();
             a.add(5);
@@ -428,10 +465,12 @@ mod tests {
         };
         assert_eq!(a.sum(), 4);
         assert_eq!(b.sum(), 0b101);
-        assert_eq!(a.get(cpu), 4);
-        let r = p.as_ref().get(cpu).ok_or(EINVAL)?;
-        assert_eq!(r.a, 4);
-        assert_eq!(r.b, 0b101);
+        assert_eq!((a.get(cpu), b.get(cpu)), (4, 0b101));
+        // The pointer of `cpu` is where its copy of the fields lives.
+        let r = p.as_ref().cpu_ptr(cpu).ok_or(EINVAL)?;
+        // SAFETY: `r` is `cpu`'s valid `Rec`, not written concurrently (only this test writes).
+        let rb = unsafe { atomic_load(core::ptr::addr_of_mut!((*r).b), Relaxed) };
+        assert_eq!(rb, 0b101);
         for other in possible_cpus().filter(|&c| c != cpu) {
             assert_eq!(a.get(other), 0);
         }

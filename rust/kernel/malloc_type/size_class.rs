@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The kmalloc size classes of malloc types: `zindx` and the accounted size of a block.
+//!
+//! A typed allocation is accounted with the size it consumes (FreeBSD accounts the size of the
+//! zone that serves it): its kmalloc bucket size up to [`KMALLOC_MAX_CACHE_SIZE`], the
+//! page-allocator block above it, whole pages for vmalloc. Its `zindx` is the index of the
+//! kmalloc size class that served it in [`ZONE_SIZES`], or -1 when no kmalloc cache did.
+//!
+//! C header: [`include/linux/slab.h`](srctree/include/linux/slab.h)
+
+use crate::bindings;
+
+/// Number of kmalloc size classes a `zindx` can name on x86_64 (`vm.malloc_zone_count`).
+pub const ZONE_COUNT: usize = 13;
+
+/// The kmalloc size class of each `zindx`, in bytes (`vm.malloc_zone_sizes`).
+///
+/// # Examples
+///
+/// ```
+/// use kernel::malloc_type::{ZONE_COUNT, ZONE_SIZES};
+///
+/// assert_eq!(ZONE_SIZES.len(), ZONE_COUNT);
+/// assert_eq!(ZONE_SIZES[4], 96);
+/// assert_eq!(ZONE_SIZES[ZONE_COUNT - 1], 8192);
+/// ```
+pub const ZONE_SIZES: [usize; ZONE_COUNT] = [
+    8, 16, 32, 64, 96, 128, 192, 256, 512, 1024, 2048, 4096, 8192,
+];
+
+/// The largest request served by a kmalloc cache (`KMALLOC_MAX_CACHE_SIZE`), in bytes; larger
+/// ones come from the page allocator and have no `zindx` (-1).
+pub const KMALLOC_MAX_CACHE_SIZE: usize = ZONE_SIZES[ZONE_COUNT - 1];
+
+/// The largest request a typed allocation accepts (`KMALLOC_MAX_SIZE`), in bytes.
+pub const KMALLOC_MAX_SIZE: usize = bindings::MALLOC_TYPE_KMALLOC_MAX_SIZE;
+
+const _: () = assert!(KMALLOC_MAX_CACHE_SIZE == bindings::MALLOC_TYPE_KMALLOC_MAX_CACHE_SIZE);
+
+/// Returns the `zindx` of a request of `size` bytes: the index in [`ZONE_SIZES`] of the kmalloc
+/// size class that serves it, or -1 when no kmalloc cache serves it (0 or more than
+/// [`KMALLOC_MAX_CACHE_SIZE`] bytes).
+///
+/// # Context
+///
+/// Any context.
+///
+/// # Examples
+///
+/// ```
+/// use kernel::malloc_type::zindx;
+///
+/// assert_eq!(zindx(1), 0);
+/// assert_eq!(zindx(9), 1);
+/// assert_eq!(zindx(97), 5);
+/// assert_eq!(zindx(8192), 12);
+/// assert_eq!(zindx(8193), -1);
+/// assert_eq!(zindx(0), -1);
+/// ```
+#[inline]
+pub fn zindx(size: usize) -> i32 {
+    /// The `zindx` of sizes 1 to 192 by `(size - 1) / 8`, as `kmalloc_size_index[]` maps them.
+    const SMALL: [u8; 24] = [
+        0, 1, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 6, 6, 6, 6, 6, 6, 6, 6,
+    ];
+    match size {
+        0 => -1,
+        // CAST: Values of `SMALL` are below `ZONE_COUNT`.
+        1..=192 => i32::from(SMALL[(size - 1) / 8]),
+        // 256 (zindx 7) to 8192 (12): the next power of two, as `fls(size - 1)` finds it.
+        // CAST: `leading_zeros()` of a `usize` is at most 64.
+        193..=KMALLOC_MAX_CACHE_SIZE => (usize::BITS - (size - 1).leading_zeros()) as i32 - 1,
+        _ => -1,
+    }
+}
+
+/// Returns the accounted size in bytes of a kmalloc request of `size` bytes: what
+/// `kmalloc_size_roundup(size)` returns, that is the bucket size up to
+/// [`KMALLOC_MAX_CACHE_SIZE`] and `PAGE_SIZE << get_order(size)` above; 0 for 0.
+///
+/// It is computed from [`ZONE_SIZES`] rather than by calling the slab allocator, because it runs
+/// on every typed allocation and free; a KUnit case checks that both agree for every size.
+///
+/// # Context
+///
+/// Any context.
+///
+/// # Examples
+///
+/// ```
+/// use kernel::malloc_type::accounted_size;
+///
+/// assert_eq!(accounted_size(0), 0);
+/// assert_eq!(accounted_size(1), 8);
+/// assert_eq!(accounted_size(97), 128);
+/// assert_eq!(accounted_size(8193), 16384);
+/// ```
+#[inline]
+pub fn accounted_size(size: usize) -> usize {
+    match usize::try_from(zindx(size)) {
+        Ok(z) => ZONE_SIZES[z],
+        // Large kmalloc: `PAGE_SIZE << get_order(size)`, the next power of two above a page.
+        Err(_) if size > KMALLOC_MAX_CACHE_SIZE && size <= KMALLOC_MAX_SIZE => {
+            size.next_power_of_two()
+        }
+        Err(_) => size,
+    }
+}
+
+/// Returns the accounted size in bytes of a vmalloc block of `size` bytes: `size` rounded up to
+/// whole pages, as vmalloc allocates it (`usize::MAX` when that overflows, a size no allocation
+/// has).
+///
+/// # Context
+///
+/// Any context.
+#[inline]
+pub(crate) fn page_rounded(size: usize) -> usize {
+    size.checked_next_multiple_of(crate::page::PAGE_SIZE)
+        .unwrap_or(usize::MAX)
+}
+
+#[cfg(CONFIG_RUST_MALLOC_TYPE_KUNIT_TEST)]
+#[macros::kunit_tests(rust_malloc_type_size_class)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zone_tables() {
+        for (i, &z) in ZONE_SIZES.iter().enumerate() {
+            assert_eq!(zindx(z), i as i32);
+            assert_eq!(accounted_size(z), z);
+            if i > 0 {
+                assert_eq!(zindx(ZONE_SIZES[i - 1] + 1), i as i32);
+                assert_eq!(accounted_size(ZONE_SIZES[i - 1] + 1), z);
+            }
+        }
+        assert_eq!(zindx(KMALLOC_MAX_CACHE_SIZE + 1), -1);
+        assert_eq!(
+            accounted_size(KMALLOC_MAX_CACHE_SIZE + 1),
+            4 * crate::page::PAGE_SIZE
+        );
+        // The tables agree with the slab allocator for every kmalloc'd size and for large ones.
+        let large = [
+            8193,
+            12288,
+            16384,
+            16385,
+            65536,
+            1 << 20,
+            (1 << 20) + 1,
+            KMALLOC_MAX_SIZE,
+        ];
+        for size in Iterator::chain(1..=KMALLOC_MAX_CACHE_SIZE, large) {
+            // SAFETY: `kmalloc_size_roundup()` accepts any size.
+            let want = unsafe { bindings::kmalloc_size_roundup(size) };
+            assert_eq!(accounted_size(size), want);
+            if size <= KMALLOC_MAX_CACHE_SIZE {
+                assert_eq!(ZONE_SIZES[zindx(size) as usize], want);
+            }
+        }
+    }
+
+    #[test]
+    fn page_rounding() {
+        let page = crate::page::PAGE_SIZE;
+        assert_eq!(page_rounded(0), 0);
+        assert_eq!(page_rounded(1), page);
+        assert_eq!(page_rounded(page), page);
+        assert_eq!(page_rounded(page + 1), 2 * page);
+        assert_eq!(page_rounded(usize::MAX), usize::MAX);
+    }
+}

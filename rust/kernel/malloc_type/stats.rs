@@ -1,0 +1,472 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The statistics of malloc types: FreeBSD's `struct malloc_type_stats`, one per possible CPU.
+//!
+//! Each registered type owns a 64-byte record per possible CPU (`mti_stats`). Allocations and
+//! frees update the current CPU's record with single per-CPU additions (`this_cpu_add()`), with
+//! no lock and no atomic read-modify-write on a shared cache line. Readers load the records of
+//! every CPU word by word (`READ_ONCE()`), without synchronisation, as FreeBSD's readers do: a
+//! sum taken while other CPUs allocate is not a snapshot of one instant, and its differences
+//! (in use, bytes in use) may even be negative for a moment.
+//!
+//! C header: [`include/uapi/linux/malloc_type.h`](srctree/include/uapi/linux/malloc_type.h)
+
+use super::{
+    trace,
+    MallocType,
+    NAME_MAX, //
+};
+use crate::{
+    bindings,
+    cpu::CpuId,
+    ffi::c_char,
+    percpu::{
+        self,
+        PerCpuRef, //
+    },
+    percpu_u64,
+    sync::atomic::{
+        atomic_load,
+        Acquire,
+        Relaxed, //
+    }, //
+};
+use core::ptr;
+
+const _: () = assert!(size_of::<bindings::malloc_type_stats>() == 64);
+const _: () = assert!(size_of::<bindings::malloc_type_header>() == 64);
+
+/// Statistics of a type: one CPU's counters, or their sum over the possible CPUs.
+///
+/// The fields are FreeBSD's `struct malloc_type_stats` (`mts_*`): byte counts are accounted
+/// sizes (see [`accounted_size`](super::accounted_size)), all counters wrap.
+///
+/// # Examples
+///
+/// ```
+/// use kernel::malloc_type::Stats;
+///
+/// let s = Stats {
+///     memalloced: 128 + 64,
+///     memfreed: 64,
+///     numallocs: 2,
+///     numfrees: 1,
+///     size: (1 << 3) | (1 << 5),
+/// };
+/// assert_eq!(s.in_use(), 1);
+/// assert_eq!(s.mem_use(), 128);
+/// assert!(Stats::from_raw(&s.to_raw()) == s);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Bytes allocated (`mts_memalloced`).
+    pub memalloced: u64,
+    /// Bytes freed (`mts_memfreed`).
+    pub memfreed: u64,
+    /// Number of allocations (`mts_numallocs`).
+    pub numallocs: u64,
+    /// Number of frees (`mts_numfrees`).
+    pub numfrees: u64,
+    /// Bitmask of the `zindx` values used (`mts_size`).
+    pub size: u64,
+}
+
+impl Stats {
+    /// Converts a C record.
+    pub fn from_raw(r: &bindings::malloc_type_stats) -> Self {
+        Self {
+            memalloced: r.mts_memalloced,
+            memfreed: r.mts_memfreed,
+            numallocs: r.mts_numallocs,
+            numfrees: r.mts_numfrees,
+            size: r.mts_size,
+        }
+    }
+
+    /// Returns the C record (`struct malloc_type_stats`, reserved fields zero).
+    pub fn to_raw(&self) -> bindings::malloc_type_stats {
+        bindings::malloc_type_stats {
+            mts_memalloced: self.memalloced,
+            mts_memfreed: self.memfreed,
+            mts_numallocs: self.numallocs,
+            mts_numfrees: self.numfrees,
+            mts_size: self.size,
+            ..Default::default()
+        }
+    }
+
+    /// Reads a record that the CPU it belongs to may be updating, word by word.
+    ///
+    /// # Safety
+    ///
+    /// `r` points to a valid record, written concurrently only by per-CPU operations, each of
+    /// which writes one aligned word.
+    unsafe fn read_once(r: *mut bindings::malloc_type_stats) -> Self {
+        /// Reads the counter at `p` once (`READ_ONCE()`).
+        ///
+        /// # Safety
+        ///
+        /// As for [`Stats::read_once`], for the counter at `p`.
+        unsafe fn load(p: *mut u64) -> u64 {
+            // SAFETY: `p` is a valid, aligned `u64`, and its concurrent stores are single-word
+            // per-CPU operations, which are atomic.
+            // ORDERING: Relaxed, `READ_ONCE()`: each counter on its own, no order among them.
+            unsafe { atomic_load(p, Relaxed) }
+        }
+
+        // SAFETY: Each field of the valid record `r` satisfies the requirements of `load`.
+        unsafe {
+            Self {
+                memalloced: load(ptr::addr_of_mut!((*r).mts_memalloced)),
+                memfreed: load(ptr::addr_of_mut!((*r).mts_memfreed)),
+                numallocs: load(ptr::addr_of_mut!((*r).mts_numallocs)),
+                numfrees: load(ptr::addr_of_mut!((*r).mts_numfrees)),
+                size: load(ptr::addr_of_mut!((*r).mts_size)),
+            }
+        }
+    }
+
+    /// Returns the number of allocations not freed (`InUse` of `vmstat -m`); meaningful for sums.
+    pub fn in_use(&self) -> i64 {
+        // CAST: Two's complement difference of wrapping counters.
+        self.numallocs.wrapping_sub(self.numfrees) as i64
+    }
+
+    /// Returns the bytes allocated and not freed (`MemUse` of `vmstat -m`); meaningful for sums.
+    pub fn mem_use(&self) -> i64 {
+        // CAST: Two's complement difference of wrapping counters.
+        self.memalloced.wrapping_sub(self.memfreed) as i64
+    }
+
+    fn accumulate(&mut self, o: &Self) {
+        self.memalloced = self.memalloced.wrapping_add(o.memalloced);
+        self.memfreed = self.memfreed.wrapping_add(o.memfreed);
+        self.numallocs = self.numallocs.wrapping_add(o.numallocs);
+        self.numfrees = self.numfrees.wrapping_add(o.numfrees);
+        self.size |= o.size;
+    }
+}
+
+/// A copy of what readers show of a type: its name, registration and summed statistics.
+#[derive(Clone, Copy, Debug)]
+pub struct Snapshot {
+    /// The name, NUL-terminated and zero-filled.
+    pub name: [u8; NAME_MAX + 1],
+    /// The registration id (0: not registered).
+    pub id: u64,
+    /// The zone (`mti_zone`).
+    pub zone: u32,
+    /// Whether the type is defined in a loadable module.
+    pub is_module: bool,
+    /// The statistics summed over the possible CPUs.
+    pub total: Stats,
+}
+
+impl MallocType {
+    /// Returns the type's per-CPU statistics, `None` when it is not registered.
+    #[inline]
+    pub(super) fn stats_ref(&self) -> Option<PerCpuRef<'_, bindings::malloc_type_stats>> {
+        // SAFETY: `mti_stats` is a valid, aligned pointer field, and the registry stores it with
+        // `smp_store_release()` or `WRITE_ONCE()`, which are atomic.
+        // ORDERING: Acquire, paired with the release store that publishes the statistics at
+        // registration: the zone, flags and id written before it are seen after it.
+        let p = unsafe {
+            atomic_load(
+                ptr::addr_of_mut!((*self.as_raw()).ks_mti.mti_stats),
+                Acquire,
+            )
+        };
+        // SAFETY: `mti_stats` is NULL or the type's per-CPU statistics, which the registry frees
+        // only when the type can no longer be used: at the unload of the module that defines it
+        // (whose code no longer runs), with readers excluded by the registry mutex. They are
+        // written only by `account_alloc`/`account_free` with per-CPU operations.
+        unsafe { PerCpuRef::from_raw(p) }
+    }
+
+    /// Returns whether the type is registered (has statistics).
+    ///
+    /// # Context
+    ///
+    /// Any context.
+    pub fn is_registered(&self) -> bool {
+        self.stats_ref().is_some()
+    }
+
+    /// Returns `cpu`'s statistics (zero when the type is not registered or `cpu` not possible).
+    ///
+    /// # Context
+    ///
+    /// Any context.
+    pub fn stats_cpu(&self, cpu: CpuId) -> Stats {
+        match self.stats_ref().and_then(|s| s.cpu_ptr(cpu)) {
+            // SAFETY: `r` is `cpu`'s record of the type's statistics, valid while `self` is
+            // registered and written only by per-CPU operations.
+            Some(r) => unsafe { Stats::read_once(r) },
+            None => Stats::default(),
+        }
+    }
+
+    /// Returns the statistics summed over the possible CPUs.
+    ///
+    /// The counters are read without synchronisation, as FreeBSD does: a sum taken while other
+    /// CPUs allocate is not a snapshot of one instant.
+    ///
+    /// # Context
+    ///
+    /// Any context.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// kernel::malloc_define!(M_STATS_DOC, "stats doc", "stats() example");
+    ///
+    /// let p = M_STATS_DOC.malloc(100, GFP_KERNEL)?;
+    /// let s = M_STATS_DOC.stats();
+    /// assert_eq!((s.numallocs, s.memalloced, s.size), (1, 128, 1 << 5));
+    /// // SAFETY: `p` came from `M_STATS_DOC` and is not used again.
+    /// unsafe { M_STATS_DOC.free(p.as_ptr().cast(), 100) };
+    /// assert_eq!(M_STATS_DOC.stats().mem_use(), 0);
+    /// # Ok::<(), Error>(())
+    /// ```
+    pub fn stats(&self) -> Stats {
+        let mut total = Stats::default();
+        if let Some(s) = self.stats_ref() {
+            for r in percpu::possible_cpus().filter_map(|cpu| s.cpu_ptr(cpu)) {
+                // SAFETY: As in `stats_cpu`.
+                total.accumulate(&unsafe { Stats::read_once(r) });
+            }
+        }
+        total
+    }
+
+    /// Returns a snapshot of the type.
+    ///
+    /// # Context
+    ///
+    /// Any context.
+    pub fn snapshot(&self) -> Snapshot {
+        let mut name = [0u8; NAME_MAX + 1];
+        let bytes = self.name().to_bytes();
+        let n = bytes.len().min(NAME_MAX);
+        name[..n].copy_from_slice(&bytes[..n]);
+        Snapshot {
+            name,
+            id: self.id(),
+            zone: self.zone(),
+            is_module: self.is_module(),
+            total: self.stats(),
+        }
+    }
+
+    /// Returns the type's header in the `/proc/malloc_stats` stream
+    /// (`struct malloc_type_header`).
+    ///
+    /// The name is truncated to [`NAME_MAX`] bytes and NUL-padded; reserved fields are zero.
+    ///
+    /// # Context
+    ///
+    /// Any context.
+    pub fn uapi_header(&self) -> bindings::malloc_type_header {
+        let mut h = bindings::malloc_type_header {
+            mth_id: self.id(),
+            mth_zone: self.zone(),
+            mth_flags: if self.is_module() {
+                bindings::MALLOC_TYPE_F_MODULE
+            } else {
+                0
+            },
+            ..Default::default()
+        };
+        let name = self.name().to_bytes();
+        for (d, &c) in h.mth_name.iter_mut().zip(name.iter().take(NAME_MAX)) {
+            *d = c_char::from_ne_bytes([c]);
+        }
+        h
+    }
+
+    /// Accounts an allocation of `size` accounted bytes from size class `zindx` (-1: none) on
+    /// this CPU; nothing when the type is not registered.
+    ///
+    /// This is where the `dtmalloc:malloc` tracepoint fires, after the counters are updated.
+    /// Inlined into the allocation paths; the tracepoint call is out of line.
+    ///
+    /// # Context
+    ///
+    /// Any context.
+    #[inline]
+    pub(crate) fn account_alloc(&self, size: usize, zindx: i32) {
+        let Some(s) = self.stats_ref() else {
+            return;
+        };
+        // Each per-CPU operation is safe against preemption and interrupts on its own; the sums
+        // over the CPUs are right even if the task moves between two of them.
+        // CAST: `usize` and `u64` have the same width on 64-bit kernels.
+        percpu_u64!(s, bindings::malloc_type_stats, mts_memalloced).add(size as u64);
+        percpu_u64!(s, bindings::malloc_type_stats, mts_numallocs).add(1);
+        if let Ok(z) = u32::try_from(zindx) {
+            if z < 64 {
+                percpu_u64!(s, bindings::malloc_type_stats, mts_size).or(1u64 << z);
+            }
+        }
+        if trace::malloc_enabled() {
+            trace::fire(self, trace::malloc, s, size, zindx);
+        }
+    }
+
+    /// Accounts a free of `size` accounted bytes on this CPU; nothing when the type is not
+    /// registered.
+    ///
+    /// This is where the `dtmalloc:free` tracepoint fires, after the counters are updated.
+    /// Inlined into the free paths; the tracepoint call is out of line.
+    ///
+    /// # Context
+    ///
+    /// Any context.
+    #[inline]
+    pub(crate) fn account_free(&self, size: usize) {
+        let Some(s) = self.stats_ref() else {
+            return;
+        };
+        // CAST: `usize` and `u64` have the same width on 64-bit kernels.
+        percpu_u64!(s, bindings::malloc_type_stats, mts_memfreed).add(size as u64);
+        percpu_u64!(s, bindings::malloc_type_stats, mts_numfrees).add(1);
+        if trace::free_enabled() {
+            trace::fire(self, trace::free, s, size, 0);
+        }
+    }
+}
+
+#[cfg(CONFIG_RUST_MALLOC_TYPE_KUNIT_TEST)]
+#[macros::kunit_tests(rust_malloc_type_stats)]
+mod tests {
+    use super::*;
+    use crate::{
+        alloc::flags::{
+            GFP_KERNEL,
+            GFP_NOWAIT, //
+        },
+        percpu::PreemptGuard,
+        prelude::*, //
+    };
+
+    #[test]
+    fn exact_counters_one_cpu() -> Result {
+        crate::malloc_define!(M_T_ONECPU, "kunit one cpu", "Counters on one CPU");
+        let t = &M_T_ONECPU;
+        let cpu = {
+            let guard = PreemptGuard::new();
+            let a = t.malloc(10, GFP_NOWAIT)?;
+            let b = t.zmalloc(200, GFP_NOWAIT)?;
+            let c = t.malloc(5000, GFP_NOWAIT)?;
+            // SAFETY: Each pointer came from `t` with the given size and is not used again.
+            unsafe {
+                t.free(a.as_ptr().cast(), 10);
+                t.free(b.as_ptr().cast(), 200);
+            }
+            let s = t.stats_cpu(guard.cpu());
+            assert_eq!(s.memalloced, 16 + 256 + 8192);
+            assert_eq!(s.memfreed, 16 + 256);
+            assert_eq!(s.numallocs, 3);
+            assert_eq!(s.numfrees, 2);
+            assert_eq!(s.size, (1 << 1) | (1 << 7) | (1 << 12));
+            // SAFETY: As above.
+            unsafe { t.free(c.as_ptr().cast(), 5000) };
+            guard.cpu()
+        };
+        for other in percpu::possible_cpus().filter(|&c| c != cpu) {
+            assert!(t.stats_cpu(other) == Stats::default());
+        }
+        let s = t.stats();
+        assert_eq!(s.memfreed, 16 + 256 + 8192);
+        assert_eq!(s.numfrees, 3);
+        assert_eq!(s.in_use(), 0);
+        Ok(())
+    }
+
+    crate::malloc_define!(M_T_XCPU, "kunit cross cpu", "Counters across CPUs");
+
+    /// Restricts the current task to the CPUs of `mask`; the task runs on one of them on return.
+    fn run_on(mask: &crate::cpumask::Cpumask) -> Result {
+        use crate::error::to_result;
+
+        // SAFETY: `current_raw()` is the running task, valid for the call; `mask` is a valid
+        // cpumask. `set_cpus_allowed_ptr()` migrates the task before it returns.
+        to_result(unsafe {
+            bindings::set_cpus_allowed_ptr(crate::task::Task::current_raw(), mask.as_raw())
+        })
+    }
+
+    #[test]
+    fn exact_counters_across_cpus() -> Result {
+        use crate::cpumask::CpumaskVar;
+
+        let t = &M_T_XCPU;
+        let mut all = CpumaskVar::new_zero(GFP_KERNEL)?;
+        all.setall();
+        let mut visited = 0;
+        for cpu in percpu::possible_cpus() {
+            let c = cpu.as_u32() as usize;
+            if c >= 3 {
+                break;
+            }
+            // Move this test's task to `cpu` (process context, unlike a cross-CPU call, so the
+            // allocations below are ordinary ones); a CPU that is not online is skipped.
+            let mut one = CpumaskVar::new_zero(GFP_KERNEL)?;
+            one.set(cpu);
+            if run_on(&one).is_err() {
+                continue;
+            }
+            let mut ptrs = [0usize; 3];
+            {
+                let guard = PreemptGuard::new();
+                assert!(guard.cpu() == cpu);
+                // `cpu + 1` allocations of 64 bytes on `cpu`.
+                for p in ptrs.iter_mut().take(c + 1) {
+                    *p = t.malloc(64, GFP_NOWAIT)?.as_ptr().cast::<u8>() as usize;
+                }
+            }
+            visited += 1;
+            let s = t.stats_cpu(cpu);
+            assert_eq!(s.numallocs, c as u64 + 1);
+            assert_eq!(s.memalloced, 64 * (c as u64 + 1));
+            assert_eq!(s.size, 1 << 3);
+            for &p in ptrs.iter().take(c + 1) {
+                // SAFETY: `p` came from `t` with 64 bytes and is not used again.
+                unsafe { t.free(p as *mut u8, 64) };
+            }
+        }
+        run_on(&all)?;
+        assert!(visited >= 1);
+        let s = t.stats();
+        assert_eq!(s.in_use(), 0);
+        assert_eq!(s.mem_use(), 0);
+        Ok(())
+    }
+
+    #[test]
+    fn reads_of_a_record() -> Result {
+        crate::malloc_define!(M_T_READ, "kunit read", "Reads of the per-CPU records");
+        let t = &M_T_READ;
+        let p = t.malloc(100, GFP_KERNEL)?;
+        let s = t.stats();
+        // Each field of the record lands in its own field of `Stats`.
+        assert_eq!(
+            (s.memalloced, s.memfreed, s.numallocs, s.numfrees, s.size),
+            (128, 0, 1, 0, 1 << 5)
+        );
+        let snap = t.snapshot();
+        assert!(snap.total == s);
+        assert_eq!(
+            (snap.id, snap.zone, snap.is_module),
+            (t.id(), t.zone(), false)
+        );
+        // SAFETY: `p` came from `t` with 100 bytes and is not used again.
+        unsafe { t.free(p.as_ptr().cast(), 100) };
+        let s = t.stats();
+        assert_eq!(
+            (s.memfreed, s.numfrees, s.in_use(), s.mem_use()),
+            (128, 1, 0, 0)
+        );
+        Ok(())
+    }
+}

@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The `dtmalloc` tracepoints, FreeBSD's dtmalloc(4) probes.
+//!
+//! `dtmalloc:malloc` fires after every successful typed allocation and `dtmalloc:free` after
+//! every typed free, once the counters are updated, with dtmalloc(4)'s five arguments: the type,
+//! its internal part, the current CPU's statistics record, the accounted size and the `zindx`.
+//!
+//! The accounting paths test [`malloc_enabled`] or [`free_enabled`], a branch patched in and out
+//! with the tracepoint, and call the out-of-line [`fire`] only when it is enabled, so that a
+//! disabled tracepoint costs one no-op instruction.
+//!
+//! C header: [`include/trace/events/dtmalloc.h`](srctree/include/trace/events/dtmalloc.h)
+
+use super::MallocType;
+use crate::{
+    bindings,
+    ffi::{
+        c_int,
+        c_ulong, //
+    },
+    percpu::{
+        PerCpuRef,
+        PreemptGuard, //
+    }, //
+};
+use core::ptr;
+
+crate::declare_trace! {
+    /// Fires `dtmalloc:malloc`.
+    ///
+    /// # Safety
+    ///
+    /// `mtp` is a registered type, `mtip` its internal part and `mtsp` the current CPU's
+    /// record of its statistics.
+    pub(super) unsafe fn malloc(
+        mtp: *mut bindings::malloc_type,
+        mtip: *mut bindings::malloc_type_internal,
+        mtsp: *mut bindings::malloc_type_stats,
+        size: c_ulong,
+        zindx: c_int,
+    );
+
+    /// Fires `dtmalloc:free`.
+    ///
+    /// # Safety
+    ///
+    /// As for [`malloc`].
+    pub(super) unsafe fn free(
+        mtp: *mut bindings::malloc_type,
+        mtip: *mut bindings::malloc_type_internal,
+        mtsp: *mut bindings::malloc_type_stats,
+        size: c_ulong,
+        zindx: c_int,
+    );
+}
+
+/// The signature of [`malloc`] and [`free`].
+pub(super) type Event = unsafe fn(
+    *mut bindings::malloc_type,
+    *mut bindings::malloc_type_internal,
+    *mut bindings::malloc_type_stats,
+    c_ulong,
+    c_int,
+);
+
+/// Defines `$fn() -> bool`: whether tracepoint `$tp` is enabled, a branch patched in and out
+/// with the tracepoint (a jump label), so that its arguments are computed only when it is.
+macro_rules! enabled {
+    ($(#[$meta:meta])* $fn:ident, $tp:ident) => {
+        $(#[$meta])*
+        #[inline(always)]
+        pub(super) fn $fn() -> bool {
+            #[cfg(CONFIG_TRACEPOINTS)]
+            {
+                // SAFETY: It is always okay to query the static key of a tracepoint.
+                unsafe {
+                    crate::jump_label::static_branch_unlikely!(
+                        bindings::$tp,
+                        bindings::tracepoint,
+                        key
+                    )
+                }
+            }
+            #[cfg(not(CONFIG_TRACEPOINTS))]
+            {
+                false
+            }
+        }
+    };
+}
+
+enabled!(
+    /// Returns whether `dtmalloc:malloc` is enabled.
+    malloc_enabled,
+    __tracepoint_malloc
+);
+enabled!(
+    /// Returns whether `dtmalloc:free` is enabled.
+    free_enabled,
+    __tracepoint_free
+);
+
+/// Fires `event` ([`malloc`] or [`free`]) for a block of `size` accounted bytes from size class
+/// `zindx` of type `t`, just accounted in `s`, its statistics.
+///
+/// Out of line and cold: the accounting paths call it only when the tracepoint is enabled.
+///
+/// # Context
+///
+/// Any context; preemption is disabled while the probes run.
+#[cold]
+#[inline(never)]
+pub(super) fn fire(
+    t: &MallocType,
+    event: Event,
+    s: PerCpuRef<'_, bindings::malloc_type_stats>,
+    size: usize,
+    zindx: i32,
+) {
+    let guard = PreemptGuard::new();
+    let mtp = t.as_raw();
+    // SAFETY: `mtp` is a registered type (its statistics `s` exist), the second pointer its
+    // internal part and the third this CPU's record of its statistics, which stays this CPU's
+    // while `guard` lives; all are valid while `t` is.
+    // CAST: `usize` and `c_ulong` have the same width on 64-bit kernels.
+    unsafe {
+        event(
+            mtp,
+            ptr::addr_of_mut!((*mtp).ks_mti),
+            s.this_cpu_ptr(&guard),
+            size as c_ulong,
+            zindx,
+        )
+    };
+}
