@@ -14,20 +14,40 @@
 //!
 //! See `Documentation/core-api/malloc_types.rst`.
 
-use core::fmt::{self, Write};
+use core::fmt::{
+    self,
+    Write, //
+};
 use kernel::{
-    cpu::{nr_cpu_ids, CpuId},
-    malloc_type::{self, MallocType, Stats, ZONE_COUNT, ZONE_SIZES},
+    cpu::{
+        nr_cpu_ids,
+        CpuId, //
+    },
+    malloc_type::{
+        self,
+        MallocType,
+        Stats,
+        ZONE_COUNT,
+        ZONE_SIZES, //
+    },
     prelude::*,
-    proc_fs::{SingleFile, SingleShow},
+    proc_fs::{
+        SingleFile,
+        SingleShow, //
+    },
     seq_file::SeqFile,
-    sysctl::{self, ro_ints, IntValues, ReadInts},
+    sysctl::{
+        self,
+        ro_ints,
+        IntValues,
+        ReadInts, //
+    }, //
 };
 
 module! {
     type: MallocTypeProc,
     name: "malloc_type_proc",
-    authors: ["malloc types for Linux developers"],
+    authors: ["Seed b810a448 maintainers <maintainers@users.noreply.a-seed-b810a448.example>"],
     description: "Malloc type statistics in /proc and sysctls",
     license: "GPL",
 }
@@ -107,7 +127,9 @@ fn write_types_header(out: &mut impl Write) -> fmt::Result {
 ///
 /// InUse is allocations minus frees and MemUse the bytes in use in KiB, rounded up, with a `K`
 /// suffix, as `vmstat -m` prints them; both are clamped to 0 when racing per-CPU reads make them
-/// negative. Size(s) lists the kmalloc size classes the type has used, comma-separated.
+/// negative. Size(s) lists the kmalloc size classes the type has used, comma-separated, after two
+/// spaces; a type that has used none ends its row at the zone, so that no row ends in white
+/// space.
 fn write_type_row(out: &mut impl Write, name: &[u8], zone: u32, s: &Stats) -> fmt::Result {
     let in_use = s.in_use().max(0);
     // CAST: Clamped to be non-negative just before.
@@ -115,17 +137,14 @@ fn write_type_row(out: &mut impl Write, name: &[u8], zone: u32, s: &Stats) -> fm
     let name = core::str::from_utf8(name).unwrap_or("?");
     write!(
         out,
-        "{name:>13} {in_use:>5} {mem_use_kib:>5}K {:>8} {zone:>4}  ",
+        "{name:>13} {in_use:>5} {mem_use_kib:>5}K {:>8} {zone:>4}",
         s.numallocs
     )?;
-    let mut first = true;
+    let mut sep = "  ";
     for (i, size) in ZONE_SIZES.iter().enumerate().take(ZONE_COUNT) {
         if s.size & (1u64 << i) != 0 {
-            if !first {
-                out.write_char(',')?;
-            }
-            first = false;
-            write!(out, "{size}")?;
+            write!(out, "{sep}{size}")?;
+            sep = ",";
         }
     }
     out.write_char('\n')
@@ -271,6 +290,7 @@ impl ReadInts for NumZones {
     }
 }
 
+#[cfg(CONFIG_MALLOC_TYPES_PROC_KUNIT_TEST)]
 #[kunit_tests(malloc_type_proc)]
 mod tests {
     use super::*;
@@ -334,7 +354,7 @@ mod tests {
         };
         assert_eq!(
             &row(b"t", 2, &one)?[..],
-            b"            t     1     1K        1    2  \n"
+            b"            t     1     1K        1    2\n"
         );
         let exact = Stats {
             memalloced: 2048,
@@ -371,7 +391,7 @@ mod tests {
         let s = Stats::default();
         assert_eq!(
             &row(b"a name longer than 13", 0, &s)?[..],
-            b"a name longer than 13     0     0K        0    0  \n"
+            b"a name longer than 13     0     0K        0    0\n"
         );
         Ok(())
     }

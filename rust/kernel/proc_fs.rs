@@ -16,12 +16,30 @@
 
 use crate::{
     bindings,
-    error::{code::EINVAL, code::ENOMEM, Result},
-    ffi::{c_int, c_void},
+    error::{
+        code::{
+            EINVAL,
+            ENOMEM, //
+        },
+        Result, //
+    },
+    ffi::{
+        c_int,
+        c_void, //
+    },
     seq_file::SeqFile,
-    str::{CStr, CStrExt as _},
+    str::{
+        CStr,
+        CStrExt as _, //
+    }, //
 };
-use core::{marker::PhantomData, ptr, ptr::NonNull};
+use core::{
+    marker::PhantomData,
+    ptr::{
+        self,
+        NonNull, //
+    }, //
+};
 
 /// The contents of a `/proc` file created with [`SingleFile`].
 pub trait SingleShow: 'static {
@@ -97,6 +115,10 @@ unsafe extern "C" fn show_callback<T: SingleShow>(
 impl<T: SingleShow> SingleFile<T> {
     /// Creates `/proc/NAME` with the permission bits `mode` (for example `0o400`).
     ///
+    /// # Context
+    ///
+    /// Process context; may sleep.
+    ///
     /// # Errors
     ///
     /// `EINVAL` if `mode` has bits other than permission bits; `ENOMEM` if procfs could not
@@ -117,8 +139,11 @@ impl<T: SingleShow> SingleFile<T> {
                 ptr::null_mut(),
             )
         };
+        let entry = NonNull::new(entry).ok_or(ENOMEM)?;
+        // INVARIANT: `entry` was just created by `proc_create_single_data()` with
+        // `show_callback::<T>` as its show callback, and is removed only when `Self` is dropped.
         Ok(Self {
-            entry: NonNull::new(entry).ok_or(ENOMEM)?,
+            entry,
             _show: PhantomData,
         })
     }

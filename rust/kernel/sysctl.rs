@@ -15,11 +15,23 @@
 //! an [`IntValues`] on the stack.
 
 use crate::{
-    alloc::{flags::GFP_KERNEL, KVec},
+    alloc::{
+        flags::GFP_KERNEL,
+        KVec, //
+    },
     bindings,
-    error::{code::*, Result},
-    ffi::{c_int, c_void},
-    str::{CStr, CStrExt as _},
+    error::{
+        code::*,
+        Result, //
+    },
+    ffi::{
+        c_int,
+        c_void, //
+    },
+    str::{
+        CStr,
+        CStrExt as _, //
+    }, //
 };
 use core::ptr::NonNull;
 
@@ -150,6 +162,10 @@ pub struct Registration {
 impl Registration {
     /// Registers `entries` under `path` (for example `c"vm"` for `/proc/sys/vm`).
     ///
+    /// # Context
+    ///
+    /// Process context; may sleep.
+    ///
     /// # Errors
     ///
     /// `EINVAL` for an empty table; `ENOMEM` when memory runs out or the sysctl core refuses the
@@ -179,10 +195,10 @@ impl Registration {
         let header = unsafe {
             bindings::register_sysctl_sz(path.as_char_ptr(), table.as_ptr(), table.len())
         };
-        Ok(Self {
-            header: NonNull::new(header).ok_or(ENOMEM)?,
-            table,
-        })
+        let header = NonNull::new(header).ok_or(ENOMEM)?;
+        // INVARIANT: `header` was just returned by `register_sysctl_sz()` for the entries in
+        // `table`, which moves into `Self` unchanged and is never changed there.
+        Ok(Self { header, table })
     }
 }
 

@@ -26,6 +26,8 @@ sizes=$(tr '\t' ' ' </proc/sys/vm/malloc_zone_sizes)
 [ "$sizes" = "8 16 32 64 96 128 192 256 512 1024 2048 4096 8192" ] || fail "vm.malloc_zone_sizes: $sizes"
 [ "$(cat /proc/sys/vm/malloc_numzones)" = 1 ] || fail "vm.malloc_numzones: $(cat /proc/sys/vm/malloc_numzones)"
 rows() { echo $(($(wc -l <$types) - 2)); }
+# No row ends in white space (a type that used no size class ends at its zone).
+grep -n '[[:space:]]$' $types && fail "$types has rows that end in white space"
 count=$(cat /proc/sys/kernel/malloc_count)
 [ "$count" = "$(rows)" ] || fail "kernel.malloc_count is $count but $types has $(rows) rows"
 { echo 1 >/proc/sys/kernel/malloc_count; } 2>/dev/null && fail "kernel.malloc_count is writable"
@@ -52,7 +54,7 @@ grep -q '^malloc leak test ' $types && fail "the leak test type is still listed 
 
 # memstat -m agrees with /proc/malloc_types (same rows without the zone;
 # retried in case a counter moved between the two reads).
-norm_proc='s/^ *(.*[^ ]) +([0-9]+) +([0-9]+)K +([0-9]+) +[0-9]+  (.*)$/\1|\2|\3|\4|\5/'
+norm_proc='s/^ *(.*[^ ]) +([0-9]+) +([0-9]+)K +([0-9]+) +[0-9]+(  (.*))?$/\1|\2|\3|\4|\6/'
 norm_memstat='s/^ *(.*[^ ]) +([0-9]+) +([0-9]+)K +([0-9]+)  (.*)$/\1|\2|\3|\4|\5/'
 agree=no
 for try in 1 2 3; do
