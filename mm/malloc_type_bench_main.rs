@@ -36,7 +36,7 @@ kernel::malloc_define!(
 module! {
     type: Bench,
     name: "malloc_type_bench",
-    authors: ["malloc types for Linux"],
+    authors: ["Seed b810a448 maintainers <maintainers@users.noreply.a-seed-b810a448.example>"],
     description: "Malloc types: cost of typed allocation",
     license: "GPL",
     params: {

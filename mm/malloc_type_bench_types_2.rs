@@ -16,7 +16,7 @@ bench_types!(2; [0]; [0]; [0 1]);
 module! {
     type: BenchTypes,
     name: "malloc_type_bench_types_2",
-    authors: ["malloc types for Linux"],
+    authors: ["Seed b810a448 maintainers <maintainers@users.noreply.a-seed-b810a448.example>"],
     description: "Malloc types: 2 types for the reader benchmark",
     license: "GPL",
 }

@@ -16,7 +16,7 @@ bench_types!(4; [0]; [0]; [0 1 2 3]);
 module! {
     type: BenchTypes,
     name: "malloc_type_bench_types_4",
-    authors: ["malloc types for Linux"],
+    authors: ["Seed b810a448 maintainers <maintainers@users.noreply.a-seed-b810a448.example>"],
     description: "Malloc types: 4 types for the reader benchmark",
     license: "GPL",
 }

@@ -16,7 +16,7 @@ bench_types!(8; [0]; [0]; [0 1 2 3 4 5 6 7]);
 module! {
     type: BenchTypes,
     name: "malloc_type_bench_types_8",
-    authors: ["malloc types for Linux"],
+    authors: ["Seed b810a448 maintainers <maintainers@users.noreply.a-seed-b810a448.example>"],
     description: "Malloc types: 8 types for the reader benchmark",
     license: "GPL",
 }

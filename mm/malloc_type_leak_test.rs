@@ -23,7 +23,7 @@ kernel::malloc_define!(
 module! {
     type: LeakTest,
     name: "malloc_type_leak_test",
-    authors: ["malloc types for Linux"],
+    authors: ["Seed b810a448 maintainers <maintainers@users.noreply.a-seed-b810a448.example>"],
     description: "Malloc types: a module unloaded with live allocations",
     license: "GPL",
 }

@@ -14,7 +14,7 @@ use kernel::{alloc::KVec, malloc_type::MallocType, prelude::*};
 module! {
     type: ManyTypes,
     name: "malloc_type_many_test",
-    authors: ["malloc types for Linux"],
+    authors: ["Seed b810a448 maintainers <maintainers@users.noreply.a-seed-b810a448.example>"],
     description: "Malloc types: a module with 200 types",
     license: "GPL",
 }

@@ -35,7 +35,7 @@ kernel::malloc_define!(
 module! {
     type: TraceTest,
     name: "malloc_type_trace_test",
-    authors: ["malloc types for Linux"],
+    authors: ["Seed b810a448 maintainers <maintainers@users.noreply.a-seed-b810a448.example>"],
     description: "Malloc types: a known sequence of traced allocations",
     license: "GPL",
 }

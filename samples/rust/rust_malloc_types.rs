@@ -36,7 +36,7 @@ kernel::malloc_define!(
 module! {
     type: RustMallocTypes,
     name: "rust_malloc_types",
-    authors: ["malloc types for Linux"],
+    authors: ["Seed b810a448 maintainers <maintainers@users.noreply.a-seed-b810a448.example>"],
     description: "Rust malloc types sample",
     license: "GPL",
     params: {
