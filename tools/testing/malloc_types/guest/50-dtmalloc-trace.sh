@@ -71,6 +71,8 @@ got=$(awk '/<stack trace>/ { n++; next }
 	cat /tmp/mt50.stacks
 	fail "stacktrace trigger: $got (stacks, stacks through the module's init and do_init_module), expected 3 3"
 }
+# The first stack, in the console log (the documentation's example).
+sed -n '1,/=> entry_SYSCALL/p' /tmp/mt50.stacks | sed "s/^/$name: stack: /"
 
 # Disabled: nothing is recorded.
 echo 0 >$inst/events/dtmalloc/enable

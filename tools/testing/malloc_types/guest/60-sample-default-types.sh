@@ -16,6 +16,8 @@ row=$(grep '^  sample leak ' $types)
 # allocations, 4 frees, 4096 + 512 + 16 bytes in use.
 row=$(grep '^   sample buf ' $types)
 [ "$row" = "   sample buf     3     5K        7    0  8,16,256,512,1024,4096" ] || fail "sample buf row: '$row'"
+# The whole file, in the console log (the documentation's example).
+sed "s/^/$name: types: /" $types
 rmmod rust_malloc_types || fail "rmmod rust_malloc_types"
 msg='Warning: memory type sample leak leaked memory on destroy (3 allocations, 768 bytes leaked).'
 [ "$(dmesg | grep -cF "$msg")" = 1 ] || fail "no leak warning '$msg'"
