@@ -104,8 +104,18 @@ fn read_value(dir: &Path, file: &str) -> Result<Option<u64>> {
     }
 }
 
-/// Read one cache directory.
-pub fn read_sys_cache(dir: &Path, name: &str) -> Result<SlabCache> {
+/// Read one cache directory; `None` when the directory is gone (the cache was destroyed, for
+/// example by a module unload, after the caller listed it), as FreeBSD's libmemstat tolerates a
+/// zone list that changes while it is read.
+pub fn read_sys_cache(dir: &Path, name: &str) -> Result<Option<SlabCache>> {
+    match read_sys_cache_files(dir, name) {
+        // A file of the cache is missing: the whole cache vanished if its directory did.
+        Err(Error::DataError(_)) | Err(Error::Io { .. }) if !dir.exists() => Ok(None),
+        r => r.map(Some),
+    }
+}
+
+fn read_sys_cache_files(dir: &Path, name: &str) -> Result<SlabCache> {
     let need = |f: &str| -> Result<u64> {
         read_value(dir, f)?.ok_or_else(|| Error::data(format!("{}: missing {f}", dir.display())))
     };
@@ -127,19 +137,26 @@ pub fn read_sys_cache(dir: &Path, name: &str) -> Result<SlabCache> {
 }
 
 /// Read every cache under a SLUB sysfs directory. Symbolic links are
-/// aliases of merged caches and are skipped, so each cache appears once.
-/// Sorted by name.
+/// aliases of merged caches and are skipped, so each cache appears once;
+/// so are caches destroyed between the listing and the reading of their
+/// files. Sorted by name.
 pub fn read_sys_dir(dir: &Path) -> Result<Vec<SlabCache>> {
     let rd = fs::read_dir(dir).map_err(|e| Error::from_io(dir, e))?;
     let mut out = Vec::new();
     for ent in rd {
         let ent = ent.map_err(|e| Error::from_io(dir, e))?;
-        let ft = ent.file_type().map_err(|e| Error::from_io(ent.path(), e))?;
+        let ft = match ent.file_type() {
+            Ok(ft) => ft,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(Error::from_io(ent.path(), e)),
+        };
         if !ft.is_dir() {
             continue;
         }
         let name = ent.file_name().to_string_lossy().into_owned();
-        out.push(read_sys_cache(&ent.path(), &name)?);
+        if let Some(c) = read_sys_cache(&ent.path(), &name)? {
+            out.push(c);
+        }
     }
     out.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(out)

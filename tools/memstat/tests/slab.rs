@@ -204,3 +204,26 @@ fn oversized_slab_files_are_data_errors() {
     assert!(e.to_string().contains("larger than 67108864 bytes"), "{e}");
     let _ = std::fs::remove_file(&info);
 }
+
+/// A cache destroyed between the listing of the SLUB directory and the
+/// reading of its files (a module unloaded in between) is skipped, not an
+/// error that aborts the report; a cache that is there with a file missing
+/// is still a data error.
+#[test]
+fn vanished_cache_is_skipped() {
+    let base = std::env::temp_dir().join(format!("memstat-slab-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    let gone = base.join("kmalloc-gone");
+    assert_eq!(slab::read_sys_cache(&gone, "kmalloc-gone").unwrap(), None);
+
+    let partial = base.join("partial");
+    std::fs::create_dir_all(&partial).unwrap();
+    std::fs::write(partial.join("object_size"), "64\n").unwrap();
+    let e = slab::read_sys_cache(&partial, "partial").unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::DataError);
+
+    // A whole directory read skips only what vanished: here nothing did.
+    let c = slab::read_sys_dir(&fixture("slab")).unwrap();
+    assert_eq!(c.len(), 4);
+    std::fs::remove_dir_all(&base).unwrap();
+}

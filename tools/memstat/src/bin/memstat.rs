@@ -88,11 +88,16 @@ struct Args {
 }
 
 /// The error text, with a hint where one fits: "(run as root)" for a
-/// `/proc` file we may not read, "(kernel without malloc types?)" only for
-/// a missing default `/proc/malloc_stats` (never for a user's file).
+/// `/proc` file or a SLUB sysfs file (root-only in Linux 7.3) we may not
+/// read, "(kernel without malloc types?)" only for a missing default
+/// `/proc/malloc_stats` (never for a user's file).
 fn describe(e: &Error) -> String {
     match e {
-        Error::Permission { path } if path.starts_with("/proc") => format!("{e} (run as root)"),
+        Error::Permission { path }
+            if path.starts_with("/proc") || path.starts_with(DEFAULT_SLAB_DIR) =>
+        {
+            format!("{e} (run as root)")
+        }
         Error::Io { source, path }
             if source.kind() == io::ErrorKind::NotFound
                 && path.as_path() == Path::new(DEFAULT_PROC_PATH) =>
@@ -231,5 +236,23 @@ fn main() -> ExitCode {
             eprintln!("memstat: {}", f.msg);
             ExitCode::from(f.code)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn root_hints() {
+        let hint = |p: &str| {
+            describe(&Error::Permission {
+                path: PathBuf::from(p),
+            })
+        };
+        assert!(hint("/proc/malloc_stats").ends_with(" (run as root)"));
+        // The SLUB sysfs files are root-only in Linux 7.3, as /proc/slabinfo is.
+        assert!(hint("/sys/kernel/slab/kmalloc-64/objects").ends_with(" (run as root)"));
+        assert!(!hint("/home/user/saved.stream").contains("root"));
     }
 }
