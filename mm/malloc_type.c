@@ -274,8 +274,16 @@ static void __init malloc_type_init_zones(void)
 		char name[24];
 
 		snprintf(name, sizeof(name), "malloc-zone%u", i);
-		malloc_type_buckets[i] = kmem_buckets_create(name, 0, 0, 0,
-							     NULL);
+		/*
+		 * The whole of every object may be copied to and from user
+		 * space (a usersize of INT_MAX is clamped to each bucket's
+		 * size), as with the shared kmalloc caches: typed memory
+		 * holds what user space sends, and a window of 0 would make
+		 * every copy_{to,from}_user() of it a usercopy BUG under
+		 * CONFIG_HARDENED_USERCOPY.
+		 */
+		malloc_type_buckets[i] = kmem_buckets_create(name, 0, 0,
+							     INT_MAX, NULL);
 		if (!malloc_type_buckets[i]) {
 			pr_warn("cannot create zone %u, using %u zones\n", i,
 				i);

@@ -25,7 +25,10 @@ mt_prepare test
 
 # Boot 1: KUnit and the guest tests, with the default single zone.
 # Boot 2: KUnit again with malloc_types.numzones=4, so that types are spread
-# over dedicated kmalloc buckets (zones 1..3) and that path runs under KASAN.
+# over dedicated kmalloc buckets (zones 1..3) and that path runs under KASAN,
+# and the guest tests that move user data through typed memory (Binder IPC,
+# block I/O), under CONFIG_HARDENED_USERCOPY; the other guest tests expect
+# zone 0 in their rows.
 boot() { # boot NAME MODE KERNEL-ARGS...
 	local name=$1 mode=$2 log="$MT_CACHE/logs/check-console-$1.log"
 	shift 2
@@ -42,7 +45,7 @@ boot() { # boot NAME MODE KERNEL-ARGS...
 	fi
 }
 boot tests check
-boot numzones4 kunit malloc_types.numzones=4
+boot numzones4 check malloc_types.numzones=4 mt.only=70-binder,72-rnull
 
 # The kernel without CONFIG_MALLOC_TYPES (configs/nomt.config): built, not
 # booted, and without a warning, so that the patches keep the subsystem
