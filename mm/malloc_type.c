@@ -34,6 +34,8 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 
+#include "slab.h"
+
 #ifdef MODULE_PARAM_PREFIX
 #undef MODULE_PARAM_PREFIX
 #endif
@@ -97,22 +99,58 @@ EXPORT_SYMBOL_GPL(malloc_type_count);
  * @mtp: the type.
  * @size: bytes wanted.
  * @flags: GFP flags.
+ * @node: the NUMA node, or NUMA_NO_NODE.
+ *
+ * A set of buckets has caches of the normal kind only: flags that ask for
+ * another kind of kmalloc cache (KMALLOC_NOT_NORMAL_BITS: reclaimable,
+ * DMA, memcg-accounted) are served by the shared kmalloc caches of that
+ * kind, as kmalloc_node() serves them. The node is honoured either way.
  *
  * No accounting is done here; the Rust side accounts after success.
  *
  * Return: the memory (free it with kfree()), or NULL.
  */
 void *malloc_type_zone_alloc(const struct malloc_type *mtp, size_t size,
-			     gfp_t flags)
+			     gfp_t flags, int node)
 {
 	u32 zone = READ_ONCE(mtp->ks_mti.mti_zone);
 	kmem_buckets *b = NULL;
 
-	if (zone > 0 && zone < MALLOC_TYPE_MAX_ZONES)
+	if (zone > 0 && zone < MALLOC_TYPE_MAX_ZONES &&
+	    !(flags & KMALLOC_NOT_NORMAL_BITS))
 		b = malloc_type_buckets[zone];
-	return kmem_buckets_alloc(b, size, flags);
+	return kmem_buckets_alloc_node_track_caller(b, size, flags, node);
 }
 EXPORT_SYMBOL_GPL(malloc_type_zone_alloc);
+
+#if IS_ENABLED(CONFIG_RUST_MALLOC_TYPE_KUNIT_TEST)
+/**
+ * malloc_type_test_cache_of() - the slab cache of a kmalloc block, for KUnit
+ * @p: a kmalloc block.
+ * @name: set to the name of the cache that holds @p.
+ * @usersize: set to its usercopy window in bytes (0 without
+ *	CONFIG_HARDENED_USERCOPY).
+ *
+ * For the KUnit tests of the zones (rust/kernel/malloc_type/alloc.rs).
+ *
+ * Return: false when @p is not in a slab (a large kmalloc block).
+ */
+bool malloc_type_test_cache_of(const void *p, const char **name,
+			       unsigned int *usersize)
+{
+	struct slab *slab = virt_to_slab(p);
+
+	if (!slab)
+		return false;
+	*name = slab->slab_cache->name;
+#ifdef CONFIG_HARDENED_USERCOPY
+	*usersize = slab->slab_cache->usersize;
+#else
+	*usersize = 0;
+#endif
+	return true;
+}
+#endif
 
 /**
  * malloc_type_for_each() - call @fn for each registered type

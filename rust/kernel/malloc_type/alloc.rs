@@ -51,6 +51,40 @@ use core::{
 };
 
 impl MallocType {
+    /// Allocates a new block for `layout` (padded): from the type's zone when `zoned`, else
+    /// with `Kmalloc`.
+    ///
+    /// # Safety
+    ///
+    /// When `zoned`, `layout.align()` is at most `ARCH_KMALLOC_MINALIGN`.
+    unsafe fn alloc_block(
+        &self,
+        zoned: bool,
+        layout: Layout,
+        flags: Flags,
+        nid: NumaNode,
+    ) -> Result<NonNull<u8>, AllocError> {
+        if zoned {
+            // SAFETY: `self.as_raw()` is a valid type; any size, flags and node are accepted.
+            let n = unsafe {
+                bindings::malloc_type_zone_alloc(
+                    self.as_raw(),
+                    layout.size(),
+                    flags.as_raw(),
+                    nid.as_raw(),
+                )
+            };
+            // Every kmalloc block is aligned to `ARCH_KMALLOC_MINALIGN` (safety requirements).
+            NonNull::new(n.cast::<u8>()).ok_or(AllocError)
+        } else {
+            // SAFETY: `None` asks for a new allocation.
+            let n = unsafe {
+                Kmalloc::realloc_unaccounted(None, layout, Layout::new::<()>(), flags, nid)
+            }?;
+            Ok(n.cast())
+        }
+    }
+
     /// The allocator behind every typed allocation, with the contract of
     /// [`Allocator::realloc`].
     ///
@@ -59,8 +93,10 @@ impl MallocType {
     ///
     /// # Safety
     ///
-    /// As for [`Allocator::realloc`], with "this allocator" meaning allocations charged to
-    /// `self`.
+    /// As for [`Allocator::realloc`], with "this allocator" meaning the kmalloc allocations of
+    /// `self`: those of the raw API ([`MallocType::malloc`] and the others) and of
+    /// [`TypedAlloc`] for this type (or of [`Kmalloc`] for the type that hooks it), never those
+    /// of [`TypedKVAlloc`], which may come from vmalloc.
     pub(crate) unsafe fn realloc_layout(
         &self,
         ptr: Option<NonNull<u8>>,
@@ -93,32 +129,36 @@ impl MallocType {
             return Err(AllocError);
         }
 
-        let new = if self.zone() != 0 && layout.align() <= bindings::ARCH_KMALLOC_MINALIGN {
-            match ptr {
-                Some(p) if old_size == new_size => p,
-                _ => {
-                    // SAFETY: `self.as_raw()` is a valid type; any size and flags are accepted.
-                    let n = unsafe {
-                        bindings::malloc_type_zone_alloc(self.as_raw(), new_size, flags.as_raw())
-                    };
-                    let n = NonNull::new(n.cast::<u8>()).ok_or(AllocError)?;
-                    if let Some(p) = ptr {
-                        // SAFETY: `p` is valid for `old_size` bytes and `n` for `new_size`
-                        // bytes; they are distinct allocations.
-                        unsafe {
-                            ptr::copy_nonoverlapping(p.as_ptr(), n.as_ptr(), old_size.min(new_size))
-                        };
-                        // SAFETY: `p` is a live kmalloc allocation, not used again.
-                        unsafe { bindings::kfree(p.as_ptr().cast()) };
-                    }
-                    n
-                }
+        // Types outside zone 0 allocate from their zone's buckets (over-aligned requests from
+        // the shared caches, which align every block to its size).
+        let zoned = self.zone() != 0 && layout.align() <= bindings::ARCH_KMALLOC_MINALIGN;
+        let (old_class, new_class) = (accounted_size(old_size), accounted_size(new_size));
+        let new = match ptr {
+            // Another size class: a new block, into which the contents move. For a shrink,
+            // `krealloc()` would keep an object that fits, which would leave the block consuming
+            // more than the type is charged; moving gives the memory back. For growth in a zone
+            // other than 0, `krealloc()` would allocate from the shared caches.
+            Some(p) if new_class < old_class || (zoned && new_class > old_class) => {
+                // SAFETY: `zoned` implies an alignment of at most `ARCH_KMALLOC_MINALIGN`.
+                let n = unsafe { self.alloc_block(zoned, layout, flags, nid) }?;
+                // SAFETY: `p` is valid for `old_size` bytes and `n` for `new_size` bytes; they
+                // are distinct allocations.
+                unsafe { ptr::copy_nonoverlapping(p.as_ptr(), n.as_ptr(), old_size.min(new_size)) };
+                // SAFETY: `p` is a live kmalloc allocation (safety requirements), not used again.
+                unsafe { bindings::kfree(p.as_ptr().cast()) };
+                n
             }
-        } else {
-            // SAFETY: `ptr` is `None` or a live kmalloc allocation of `old_layout`; all memory
-            // of a type comes from kmalloc, so `Kmalloc` may resize or free it.
-            let r = unsafe { Kmalloc::realloc_unaccounted(ptr, layout, old_layout, flags, nid) }?;
-            r.cast::<u8>()
+            // SAFETY: As above.
+            None => unsafe { self.alloc_block(zoned, layout, flags, nid) }?,
+            // The same size class: `krealloc()` keeps the object, which fits and is what the
+            // block consumed, and tells KASAN and the slab allocator its new size.
+            Some(_) => {
+                // SAFETY: `ptr` is a live kmalloc allocation of `old_layout` (safety
+                // requirements), from the shared caches or a zone's buckets, which `Kmalloc` may
+                // resize.
+                unsafe { Kmalloc::realloc_unaccounted(ptr, layout, old_layout, flags, nid) }?
+                    .cast::<u8>()
+            }
         };
 
         if ptr.is_some() {
@@ -239,8 +279,11 @@ impl MallocType {
     ///
     /// # Safety
     ///
-    /// `ptr` is null, or was returned for `old_size` bytes by an allocation of this type and not
-    /// freed since; on success it must not be used again.
+    /// `ptr` is null, or was returned for `old_size` bytes by [`MallocType::malloc`],
+    /// [`MallocType::zmalloc`], [`MallocType::mallocarray`] or [`MallocType::realloc`] of this
+    /// type and not freed since; on success it must not be used again. Memory of
+    /// [`TypedAlloc`] and [`TypedKVAlloc`] is resized and freed by its container, not here (and
+    /// `TypedKVAlloc`'s may be vmalloc memory, which this function cannot take).
     ///
     /// # Examples
     ///
@@ -264,8 +307,8 @@ impl MallocType {
     ) -> Result<NonNull<[u8]>, AllocError> {
         let layout = Layout::from_size_align(new_size, 1).map_err(|_| AllocError)?;
         let old_layout = Layout::from_size_align(old_size, 1).map_err(|_| AllocError)?;
-        // SAFETY: By the safety requirements `ptr` is null or a live allocation of this type
-        // of `old_layout`.
+        // SAFETY: By the safety requirements `ptr` is null or a live allocation of the raw API
+        // of this type of `old_layout`: a kmalloc allocation of this type.
         unsafe {
             self.realloc_layout(
                 NonNull::new(ptr),
@@ -286,8 +329,11 @@ impl MallocType {
     ///
     /// # Safety
     ///
-    /// `ptr` is null, or was returned for `size` bytes by an allocation of this type and not
-    /// freed since, and is not used again.
+    /// `ptr` is null, or was returned for `size` bytes by [`MallocType::malloc`],
+    /// [`MallocType::zmalloc`], [`MallocType::mallocarray`] or [`MallocType::realloc`] of this
+    /// type and not freed since, and is not used again. Memory of [`TypedAlloc`] and
+    /// [`TypedKVAlloc`] is freed by its container, not here (and `TypedKVAlloc`'s may be vmalloc
+    /// memory, which `kfree()` cannot take).
     ///
     /// # Examples
     ///
@@ -302,8 +348,8 @@ impl MallocType {
         if ptr.is_null() || size == 0 {
             return;
         }
-        // SAFETY: By the safety requirements `ptr` is a live allocation of this type, and every
-        // allocation of a type comes from kmalloc (directly or from its zone's buckets).
+        // SAFETY: By the safety requirements `ptr` is a live allocation of the raw API of this
+        // type, which allocates from kmalloc (the shared caches or its zone's buckets).
         unsafe { bindings::kfree(ptr.cast()) };
         self.account_free(accounted_size(size));
     }
@@ -325,12 +371,48 @@ impl MallocType {
         flags: Flags,
         nid: NumaNode,
     ) -> Result<NonNull<[u8]>, AllocError> {
+        // The kmalloc side aligns a block to its size's power of two only: pad the layout as
+        // `KVmalloc` does, and account the padded sizes.
+        let layout = Kmalloc::aligned_layout(layout);
         let old = match ptr {
-            Some(p) if old_layout.size() != 0 => Some(kvmalloc_accounting(p, old_layout.size())),
+            Some(p) if old_layout.size() != 0 => Some(kvmalloc_accounting(
+                p,
+                Kmalloc::aligned_layout(old_layout).size(),
+            )),
             _ => None,
         };
-        // SAFETY: The caller's safety requirements are those of `realloc_unaccounted`.
-        let new = unsafe { KVmalloc::realloc_unaccounted(ptr, layout, old_layout, flags, nid) }?;
+        let new = match (ptr, old) {
+            // A shrink that would leave the block consuming more than its new accounting
+            // (`krealloc()` keeps an object that fits; `vrealloc()` keeps the pages of some
+            // areas): move the contents to a block of the new size instead.
+            (Some(p), Some((old_acc, _)))
+                if layout.size() != 0 && kvmalloc_accounting(p, layout.size()).0 < old_acc =>
+            {
+                // SAFETY: `None` asks for a new allocation.
+                let n = unsafe {
+                    KVmalloc::realloc_unaccounted(None, layout, Layout::new::<()>(), flags, nid)
+                }?;
+                // SAFETY: `p` is valid for the old size, which is more than `layout.size()`, for
+                // which `n` is valid; they are distinct allocations.
+                unsafe {
+                    ptr::copy_nonoverlapping(p.as_ptr(), n.cast::<u8>().as_ptr(), layout.size())
+                };
+                // SAFETY: `p` is a live allocation of `old_layout` (safety requirements), not
+                // used again; a zero-sized layout frees it.
+                let _ = unsafe {
+                    KVmalloc::realloc_unaccounted(
+                        Some(p),
+                        Layout::new::<()>(),
+                        old_layout,
+                        flags,
+                        nid,
+                    )
+                };
+                n
+            }
+            // SAFETY: The caller's safety requirements are those of `realloc_unaccounted`.
+            _ => unsafe { KVmalloc::realloc_unaccounted(ptr, layout, old_layout, flags, nid) }?,
+        };
         if let Some((size, _)) = old {
             self.account_free(size);
         }
@@ -663,6 +745,206 @@ mod tests {
         Ok(())
     }
 
+    /// The name and the usercopy window (in bytes) of the slab cache that holds the kmalloc
+    /// block `p`; `None` for a block that is not in a slab.
+    fn cache_of(p: *mut u8) -> Option<(&'static CStr, u32)> {
+        let mut name = ptr::null();
+        let mut usersize = 0;
+        // SAFETY: `p` is a live kmalloc block; `name` and `usersize` are valid for writes.
+        let in_slab =
+            unsafe { bindings::malloc_type_test_cache_of(p.cast(), &mut name, &mut usersize) };
+        // SAFETY: A cache's name is a NUL-terminated string that lives as long as the cache, and
+        // the kmalloc and zone caches are never destroyed.
+        in_slab.then(|| (unsafe { CStr::from_char_ptr(name) }, usersize))
+    }
+
+    crate::malloc_define!(M_T_CACHE_A, "kunit cache a", "Caches of the zones");
+    crate::malloc_define!(M_T_CACHE_B, "kunit cache b", "Caches of the zones");
+    crate::malloc_define!(M_T_CACHE_C, "kunit cache c", "Caches of the zones");
+    crate::malloc_define!(M_T_CACHE_D, "kunit cache d", "Caches of the zones");
+    crate::malloc_define!(M_T_CACHE_E, "kunit cache e", "Caches of the zones");
+    crate::malloc_define!(M_T_CACHE_F, "kunit cache f", "Caches of the zones");
+
+    #[test]
+    fn zone_caches() -> Result {
+        let hardened = cfg!(CONFIG_HARDENED_USERCOPY);
+        for t in [
+            &M_T_CACHE_A,
+            &M_T_CACHE_B,
+            &M_T_CACHE_C,
+            &M_T_CACHE_D,
+            &M_T_CACHE_E,
+            &M_T_CACHE_F,
+        ] {
+            let z = t.zone();
+            // The type's zone serves it, on the node asked for, and the whole object may be
+            // copied to and from user space (as with the shared caches).
+            let node0 = crate::alloc::NumaNode::new(0)?;
+            let layout = Layout::new::<[u64; 8]>();
+            // SAFETY: A new allocation (`None`).
+            let p = unsafe { t.realloc_layout(None, layout, layout, GFP_KERNEL, node0)? };
+            let (name, usersize) = cache_of(p.as_ptr().cast()).ok_or(EINVAL)?;
+            if z == 0 {
+                assert!(name.to_bytes().starts_with(b"kmalloc-"));
+            } else {
+                let want = crate::str::CString::try_from_fmt(fmt!("malloc-zone{}-64", z))?;
+                assert_eq!(name, &*want);
+            }
+            if hardened {
+                assert_eq!(usersize, 64);
+            }
+            // SAFETY: `p` came from `t` with `layout` and is not used again.
+            unsafe {
+                t.realloc_layout(
+                    Some(p.cast()),
+                    Layout::new::<()>(),
+                    layout,
+                    GFP_KERNEL,
+                    node0,
+                )?
+            };
+            assert_eq!(t.stats().mem_use(), 0);
+
+            // A request for another kind of cache (reclaimable here) gets the shared caches
+            // of that kind: a zone's buckets are of the normal kind only.
+            let gfp = bindings::GFP_KERNEL | (1 << bindings::___GFP_RECLAIMABLE_BIT);
+            // SAFETY: `t` is a valid type; any size, flags and node are accepted.
+            let raw = unsafe { bindings::malloc_type_zone_alloc(t.as_raw(), 64, gfp, -1) };
+            let raw = NonNull::new(raw.cast::<u8>()).ok_or(ENOMEM)?;
+            let kind = cache_of(raw.as_ptr()).map(|(name, _)| name);
+            // SAFETY: `raw` is a kmalloc block of this test, not used again.
+            unsafe { bindings::kfree(raw.as_ptr().cast()) };
+            assert_eq!(kind, Some(c"kmalloc-rcl-64"));
+        }
+        Ok(())
+    }
+
+    /// Copies `data` from user space at `uaddr` into a vector of `M`'s memory and back to user
+    /// space after it, and checks the copies.
+    fn user_copies<M: MallocTypeTag>(uaddr: usize, data: &[u8]) -> Result {
+        use crate::uaccess::{
+            UserPtr,
+            UserSlice, //
+        };
+
+        // `copy_from_user()` into the type's memory...
+        let mut v = Vec::<u8, TypedAlloc<M>>::new();
+        UserSlice::new(UserPtr::from_addr(uaddr), data.len()).read_all(&mut v, GFP_KERNEL)?;
+        assert!(&v[..] == data);
+        // ...and `copy_to_user()` out of it.
+        let back = uaddr + data.len();
+        UserSlice::new(UserPtr::from_addr(back), data.len())
+            .writer()
+            .write_slice(&v)?;
+        let mut w = Vec::<u8, TypedAlloc<M>>::new();
+        UserSlice::new(UserPtr::from_addr(back), data.len()).read_all(&mut w, GFP_KERNEL)?;
+        assert!(&w[..] == data);
+        Ok(())
+    }
+
+    #[test]
+    fn user_copies_in_every_zone() -> Result {
+        use crate::uaccess::{
+            UserPtr,
+            UserSlice, //
+        };
+
+        // Flags of `mmap()` (the generic values, which x86 and arm64 use).
+        const PROT_READ_WRITE: c_ulong = 0x1 | 0x2;
+        const MAP_PRIVATE_ANONYMOUS: c_ulong = 0x02 | 0x20;
+        const LEN: usize = 200;
+
+        // SAFETY: No requirements: it returns the running KUnit test.
+        let test = unsafe { bindings::kunit_get_current_test() };
+        if test.is_null() {
+            return Err(EINVAL);
+        }
+        // Anonymous memory in an address space of the test's own, which KUnit unmaps when the
+        // test ends.
+        // SAFETY: `test` is the running test; no file is mapped.
+        let uaddr = unsafe {
+            bindings::kunit_vm_mmap(
+                test,
+                ptr::null_mut(),
+                0,
+                4096,
+                PROT_READ_WRITE,
+                MAP_PRIVATE_ANONYMOUS,
+                0,
+            )
+        };
+        // An error is a negative errno, as `IS_ERR_VALUE()` tells.
+        if uaddr == 0 || uaddr >= (-4095isize) as c_ulong {
+            return Err(ENOMEM);
+        }
+        // CAST: A user address fits in `usize`.
+        let uaddr = uaddr as usize;
+        let mut data = [0u8; LEN];
+        for (i, b) in data.iter_mut().enumerate() {
+            // CAST: The bytes count 0 to 255 and again.
+            *b = i as u8;
+        }
+        UserSlice::new(UserPtr::from_addr(uaddr), LEN)
+            .writer()
+            .write_slice(&data)?;
+        // Types in several zones with `malloc_types.numzones=4`: under
+        // `CONFIG_HARDENED_USERCOPY` each copy is checked against the usercopy window of the
+        // cache that holds the block.
+        user_copies::<M_T_CACHE_A>(uaddr, &data)?;
+        user_copies::<M_T_CACHE_B>(uaddr, &data)?;
+        user_copies::<M_T_CACHE_C>(uaddr, &data)?;
+        user_copies::<M_T_CACHE_D>(uaddr, &data)?;
+        user_copies::<M_T_CACHE_E>(uaddr, &data)?;
+        user_copies::<M_T_CACHE_F>(uaddr, &data)?;
+        Ok(())
+    }
+
+    #[test]
+    fn shrinks_move_to_the_new_size_class() -> Result {
+        crate::malloc_define!(M_T_SHRINKS, "kunit shrinks", "Shrinking resizes");
+        let t = &M_T_SHRINKS;
+
+        // The raw API: a block shrunk from 4000 to 10 bytes holds a 16-byte object, what the
+        // type is charged, not the 4096-byte one that `krealloc()` would have kept.
+        let p = t.malloc(4000, GFP_KERNEL)?;
+        // SAFETY: `p` is valid for 4000 bytes.
+        unsafe { ptr::write_bytes(p.as_ptr().cast::<u8>(), 0x3c, 4000) };
+        // SAFETY: `p` came from `t` with 4000 bytes.
+        let p = unsafe { t.realloc(p.as_ptr().cast(), 4000, 10, GFP_KERNEL)? };
+        let s = t.stats();
+        assert_eq!((s.in_use(), s.mem_use()), (1, 16));
+        assert_eq!(s.size, (1 << 1) | (1 << 11));
+        let (name, _) = cache_of(p.as_ptr().cast()).ok_or(EINVAL)?;
+        assert!(name.to_bytes().ends_with(b"-16"));
+        // SAFETY: `p` is valid for 10 bytes, which were kept.
+        let kept = unsafe { core::slice::from_raw_parts(p.as_ptr().cast::<u8>(), 10) };
+        assert!(kept.iter().all(|&b| b == 0x3c));
+        // A resize within the size class keeps the block.
+        // SAFETY: `p` came from `t` with 10 bytes.
+        let q = unsafe { t.realloc(p.as_ptr().cast(), 10, 12, GFP_KERNEL)? };
+        assert!(q.cast::<u8>() == p.cast::<u8>());
+        assert_eq!(t.stats().mem_use(), 16);
+        // SAFETY: `q` came from `t` with 12 bytes and is not used again.
+        unsafe { t.free(q.as_ptr().cast(), 12) };
+
+        // `Vec::shrink_to` with `TypedAlloc` and with `TypedKVAlloc` (kmalloc memory).
+        fn vec_shrinks<A: Allocator>() -> Result {
+            let mut v = Vec::<u8, A>::with_capacity(4000, GFP_KERNEL)?;
+            v.push(1, GFP_KERNEL)?;
+            v.shrink_to(10, GFP_KERNEL)?;
+            assert_eq!(M_T_SHRINKS.stats().mem_use(), 16);
+            let (name, _) = cache_of(v.as_ptr().cast_mut()).ok_or(EINVAL)?;
+            assert!(name.to_bytes().ends_with(b"-16"));
+            assert_eq!(v[0], 1);
+            Ok(())
+        }
+        vec_shrinks::<TypedAlloc<M_T_SHRINKS>>()?;
+        vec_shrinks::<TypedKVAlloc<M_T_SHRINKS>>()?;
+        let s = t.stats();
+        assert_eq!((s.in_use(), s.mem_use()), (0, 0));
+        Ok(())
+    }
+
     #[test]
     fn typed_box_and_vec() -> Result {
         crate::malloc_define!(M_T_ALLOC, "kunit allocator", "Box and Vec");
@@ -786,6 +1068,42 @@ mod tests {
         }
         let s = M_T_SHRINK.stats();
         assert_eq!((s.in_use(), s.mem_use(), s.numallocs), (0, 0, 4));
+        Ok(())
+    }
+
+    #[test]
+    fn over_aligned_layouts() -> Result {
+        crate::malloc_define!(M_T_ALIGN, "kunit align", "Over-aligned layouts");
+
+        /// Allocates `layout` with `A`, checks its alignment and the bytes charged to
+        /// `M_T_ALIGN` (the padded size's), and frees it.
+        fn check<A: Allocator>(layout: Layout) -> Result {
+            let padded = Kmalloc::aligned_layout(layout).size();
+            let before = M_T_ALIGN.stats();
+            let p = A::alloc(layout, GFP_KERNEL, NumaNode::NO_NODE)?;
+            assert_eq!(p.cast::<u8>().as_ptr() as usize % layout.align(), 0);
+            // SAFETY: `p` is valid for `layout.size()` bytes.
+            unsafe { ptr::write_bytes(p.cast::<u8>().as_ptr(), 0x5a, layout.size()) };
+            let s = M_T_ALIGN.stats();
+            assert_eq!(s.numallocs - before.numallocs, 1);
+            assert_eq!(
+                s.memalloced - before.memalloced,
+                accounted_size(padded) as u64
+            );
+            // SAFETY: `p` came from `A` with `layout` and is not used again.
+            unsafe { A::free(p.cast(), layout) };
+            let s = M_T_ALIGN.stats();
+            assert_eq!((s.in_use(), s.mem_use()), (0, 0));
+            Ok(())
+        }
+
+        // Sizes below their alignment: kmalloc aligns a block to its size's power of two only,
+        // so the layout is padded to the alignment (as `Kmalloc` pads it) and charged as such.
+        for (size, align) in [(8, 64), (24, 128), (64, 256), (100, 512), (8, 4096)] {
+            let layout = Layout::from_size_align(size, align).map_err(|_| EINVAL)?;
+            check::<TypedAlloc<M_T_ALIGN>>(layout)?;
+            check::<TypedKVAlloc<M_T_ALIGN>>(layout)?;
+        }
         Ok(())
     }
 }
