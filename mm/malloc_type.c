@@ -31,6 +31,7 @@
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <linux/percpu.h>
+#include <linux/rcupdate.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 
@@ -207,21 +208,42 @@ static int malloc_type_register(struct malloc_type *mtp, bool is_module)
 	return 0;
 }
 
-static void malloc_type_unregister(struct malloc_type *mtp)
+/*
+ * Unregistering a type is two steps, so that a module's types share one
+ * grace period: malloc_type_unpublish() takes the type out of the registry
+ * and clears mti_stats, and after synchronize_rcu() malloc_type_destroy()
+ * checks for leaks and frees the statistics. The accounting loads
+ * mti_stats and updates the counters with preemption disabled, an
+ * RCU-sched read-side critical section: an allocation or free that saw the
+ * statistics (code of the module that is still running, such as its async
+ * functions, which the module core waits for only after the going
+ * notifier) has finished with them once the grace period has elapsed.
+ */
+static struct malloc_type_stats __percpu *
+malloc_type_unpublish(struct malloc_type *mtp)
 {
 	struct malloc_type_internal *mti = &mtp->ks_mti;
 	struct malloc_type_stats __percpu *stats = mti->mti_stats;
-	long allocs = 0, bytes = 0;
-	int cpu;
 
 	lockdep_assert_held(&malloc_type_mutex);
 
 	if (!stats)
-		return;
+		return NULL;
 	list_del_init(&mti->mti_list);
 	WRITE_ONCE(malloc_type_nr, malloc_type_nr - 1);
 	WRITE_ONCE(mti->mti_stats, NULL);
+	return stats;
+}
 
+/* After a grace period that followed malloc_type_unpublish(). */
+static void malloc_type_destroy(struct malloc_type *mtp,
+				struct malloc_type_stats __percpu *stats)
+{
+	long allocs = 0, bytes = 0;
+	int cpu;
+
+	if (!stats)
+		return;
 	for_each_possible_cpu(cpu) {
 		struct malloc_type_stats *s = per_cpu_ptr(stats, cpu);
 
@@ -239,12 +261,36 @@ static void malloc_type_unregister(struct malloc_type *mtp)
 #ifdef CONFIG_MODULES
 static void malloc_type_module_going(struct module *mod)
 {
-	unsigned int i;
+	struct malloc_type_stats __percpu **stats;
+	unsigned int i, n = mod->num_malloc_types;
+
+	if (!n)
+		return;
+	/* The module's types share one grace period... */
+	stats = kvcalloc(n, sizeof(*stats), GFP_KERNEL);
+	if (!stats) {
+		/* ...or, without memory for that, have one each. */
+		for (i = 0; i < n; i++) {
+			struct malloc_type_stats __percpu *s;
+
+			mutex_lock(&malloc_type_mutex);
+			s = malloc_type_unpublish(mod->malloc_types_ptrs[i]);
+			mutex_unlock(&malloc_type_mutex);
+			synchronize_rcu();
+			malloc_type_destroy(mod->malloc_types_ptrs[i], s);
+		}
+		return;
+	}
 
 	mutex_lock(&malloc_type_mutex);
-	for (i = 0; i < mod->num_malloc_types; i++)
-		malloc_type_unregister(mod->malloc_types_ptrs[i]);
+	for (i = 0; i < n; i++)
+		stats[i] = malloc_type_unpublish(mod->malloc_types_ptrs[i]);
 	mutex_unlock(&malloc_type_mutex);
+
+	synchronize_rcu();
+	for (i = 0; i < n; i++)
+		malloc_type_destroy(mod->malloc_types_ptrs[i], stats[i]);
+	kvfree(stats);
 }
 
 static int malloc_type_module_coming(struct module *mod)

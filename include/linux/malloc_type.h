@@ -45,9 +45,11 @@
  * @mti_list: link in the registry, protected by the registry mutex.
  *
  * All fields are zero in a type that was never registered. They are written
- * only by mm/malloc_type.c, under the registry mutex, before the type can be
- * used (boot, or module coming) and after it can no longer be used (module
- * going).
+ * only by mm/malloc_type.c, under the registry mutex: at registration (boot,
+ * or module coming), @mti_stats last with a release store; at unregistration
+ * (module going), @mti_stats cleared, and the statistics freed only after an
+ * RCU grace period, since the accounting uses them with preemption disabled.
+ * Readers outside the mutex use READ_ONCE() (atomic loads in Rust).
  */
 struct malloc_type_internal {
 	u32				mti_probes[DTMALLOC_PROBE_MAX];

@@ -22,7 +22,8 @@ use crate::{
     ffi::c_char,
     percpu::{
         self,
-        PerCpuRef, //
+        PerCpuRef,
+        PreemptGuard, //
     },
     percpu_u64,
     sync::atomic::{
@@ -163,9 +164,17 @@ pub struct Snapshot {
 }
 
 impl MallocType {
-    /// Returns the type's per-CPU statistics, `None` when it is not registered.
+    /// Returns the type's per-CPU statistics, `None` when it is not registered; they stay
+    /// allocated while `_rcu` lives.
+    ///
+    /// `_rcu` keeps preemption disabled: an RCU-sched read-side critical section, which the
+    /// registry waits for (`synchronize_rcu()`) between clearing `mti_stats` at unregistration
+    /// and freeing the statistics.
     #[inline]
-    pub(super) fn stats_ref(&self) -> Option<PerCpuRef<'_, bindings::malloc_type_stats>> {
+    pub(super) fn stats_ref<'g>(
+        &self,
+        _rcu: &'g PreemptGuard,
+    ) -> Option<PerCpuRef<'g, bindings::malloc_type_stats>> {
         // SAFETY: `mti_stats` is a valid, aligned pointer field, and the registry stores it with
         // `smp_store_release()` or `WRITE_ONCE()`, which are atomic.
         // ORDERING: Acquire, paired with the release store that publishes the statistics at
@@ -176,10 +185,11 @@ impl MallocType {
                 Acquire,
             )
         };
-        // SAFETY: `mti_stats` is NULL or the type's per-CPU statistics, which the registry frees
-        // only when the type can no longer be used: at the unload of the module that defines it
-        // (whose code no longer runs), with readers excluded by the registry mutex. They are
-        // written only by `account_alloc`/`account_free` with per-CPU operations.
+        // SAFETY: `mti_stats` is NULL or the type's per-CPU statistics. The registry clears it
+        // before it frees them, and frees them only after a grace period (`mm/malloc_type.c`):
+        // `_rcu` began an RCU-sched read-side critical section before the load above, so they
+        // stay allocated for `'g`. They are written only by `account_alloc`/`account_free`,
+        // with per-CPU operations.
         unsafe { PerCpuRef::from_raw(p) }
     }
 
@@ -189,7 +199,8 @@ impl MallocType {
     ///
     /// Any context.
     pub fn is_registered(&self) -> bool {
-        self.stats_ref().is_some()
+        let rcu = PreemptGuard::new();
+        self.stats_ref(&rcu).is_some()
     }
 
     /// Returns `cpu`'s statistics (zero when the type is not registered or `cpu` not possible).
@@ -198,9 +209,10 @@ impl MallocType {
     ///
     /// Any context.
     pub fn stats_cpu(&self, cpu: CpuId) -> Stats {
-        match self.stats_ref().and_then(|s| s.cpu_ptr(cpu)) {
-            // SAFETY: `r` is `cpu`'s record of the type's statistics, valid while `self` is
-            // registered and written only by per-CPU operations.
+        let rcu = PreemptGuard::new();
+        match self.stats_ref(&rcu).and_then(|s| s.cpu_ptr(cpu)) {
+            // SAFETY: `r` is `cpu`'s record of the type's statistics, allocated while `rcu`
+            // lives and written only by per-CPU operations.
             Some(r) => unsafe { Stats::read_once(r) },
             None => Stats::default(),
         }
@@ -230,7 +242,8 @@ impl MallocType {
     /// ```
     pub fn stats(&self) -> Stats {
         let mut total = Stats::default();
-        if let Some(s) = self.stats_ref() {
+        let rcu = PreemptGuard::new();
+        if let Some(s) = self.stats_ref(&rcu) {
             for r in percpu::possible_cpus().filter_map(|cpu| s.cpu_ptr(cpu)) {
                 // SAFETY: As in `stats_cpu`.
                 total.accumulate(&unsafe { Stats::read_once(r) });
@@ -295,11 +308,12 @@ impl MallocType {
     /// Any context.
     #[inline]
     pub(crate) fn account_alloc(&self, size: usize, zindx: i32) {
-        let Some(s) = self.stats_ref() else {
+        // The statistics stay allocated, and the task on this CPU, until `rcu` is dropped: the
+        // event names the record that was updated.
+        let rcu = PreemptGuard::new();
+        let Some(s) = self.stats_ref(&rcu) else {
             return;
         };
-        // Each per-CPU operation is safe against preemption and interrupts on its own; the sums
-        // over the CPUs are right even if the task moves between two of them.
         // CAST: `usize` and `u64` have the same width on 64-bit kernels.
         percpu_u64!(s, bindings::malloc_type_stats, mts_memalloced).add(size as u64);
         percpu_u64!(s, bindings::malloc_type_stats, mts_numallocs).add(1);
@@ -309,7 +323,7 @@ impl MallocType {
             }
         }
         if trace::malloc_enabled() {
-            trace::fire(self, trace::malloc, s, size, zindx);
+            trace::fire(self, trace::malloc, s.this_cpu_ptr(&rcu), size, zindx);
         }
     }
 
@@ -324,14 +338,16 @@ impl MallocType {
     /// Any context.
     #[inline]
     pub(crate) fn account_free(&self, size: usize) {
-        let Some(s) = self.stats_ref() else {
+        // As in `account_alloc`.
+        let rcu = PreemptGuard::new();
+        let Some(s) = self.stats_ref(&rcu) else {
             return;
         };
         // CAST: `usize` and `u64` have the same width on 64-bit kernels.
         percpu_u64!(s, bindings::malloc_type_stats, mts_memfreed).add(size as u64);
         percpu_u64!(s, bindings::malloc_type_stats, mts_numfrees).add(1);
         if trace::free_enabled() {
-            trace::fire(self, trace::free, s, size, 0);
+            trace::fire(self, trace::free, s.this_cpu_ptr(&rcu), size, 0);
         }
     }
 }
@@ -345,7 +361,6 @@ mod tests {
             GFP_KERNEL,
             GFP_NOWAIT, //
         },
-        percpu::PreemptGuard,
         prelude::*, //
     };
 

@@ -18,10 +18,6 @@ use crate::{
     ffi::{
         c_int,
         c_ulong, //
-    },
-    percpu::{
-        PerCpuRef,
-        PreemptGuard, //
     }, //
 };
 use core::ptr;
@@ -102,33 +98,33 @@ enabled!(
 );
 
 /// Fires `event` ([`malloc`] or [`free`]) for a block of `size` accounted bytes from size class
-/// `zindx` of type `t`, just accounted in `s`, its statistics.
+/// `zindx` of type `t`, just accounted in `mtsp`, the current CPU's record of its statistics.
 ///
 /// Out of line and cold: the accounting paths call it only when the tracepoint is enabled.
 ///
 /// # Context
 ///
-/// Any context; preemption is disabled while the probes run.
+/// Any context, with preemption disabled since the counters of `mtsp` were updated, so that
+/// `mtsp` is the current CPU's record (the accounting's guard).
 #[cold]
 #[inline(never)]
 pub(super) fn fire(
     t: &MallocType,
     event: Event,
-    s: PerCpuRef<'_, bindings::malloc_type_stats>,
+    mtsp: *mut bindings::malloc_type_stats,
     size: usize,
     zindx: i32,
 ) {
-    let guard = PreemptGuard::new();
     let mtp = t.as_raw();
-    // SAFETY: `mtp` is a registered type (its statistics `s` exist), the second pointer its
-    // internal part and the third this CPU's record of its statistics, which stays this CPU's
-    // while `guard` lives; all are valid while `t` is.
+    // SAFETY: `mtp` is a registered type (its statistics `mtsp` exist), the second pointer its
+    // internal part and `mtsp` this CPU's record of its statistics, which the caller keeps
+    // allocated and this CPU's while preemption is disabled; all are valid while `t` is.
     // CAST: `usize` and `c_ulong` have the same width on 64-bit kernels.
     unsafe {
         event(
             mtp,
             ptr::addr_of_mut!((*mtp).ks_mti),
-            s.this_cpu_ptr(&guard),
+            mtsp,
             size as c_ulong,
             zindx,
         )
