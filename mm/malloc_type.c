@@ -154,6 +154,25 @@ bool malloc_type_test_cache_of(const void *p, const char **name,
 #endif
 
 /**
+ * malloc_type_probe_name() - turn a type's name into its probe name
+ * @name: a copy of the name, NUL-terminated; changed in place.
+ *
+ * Replaces each ASCII white-space character (what isspace() matches in C's
+ * "C" locale: ' ', '\t', '\n', '\v', '\f', '\r') with '_', as dtmalloc(4)
+ * names its probes; every other byte stays. The kernel's isspace() is not
+ * used: it also matches 0xa0, the second byte of many UTF-8 characters
+ * (U+00E0 is c3 a0), which would leave a probe name that is not UTF-8 and that
+ * no tool computes. Any context.
+ */
+void malloc_type_probe_name(char *name)
+{
+	for (; *name; name++)
+		if (*name == ' ' || (*name >= '\t' && *name <= '\r'))
+			*name = '_';
+}
+EXPORT_SYMBOL_GPL(malloc_type_probe_name);
+
+/**
  * malloc_type_for_each() - call @fn for each registered type
  * @fn: the function; a non-zero return stops the walk.
  * @arg: passed to @fn.

@@ -15,8 +15,9 @@
  *		none did; always 0 on free.
  *
  * The recorded event holds the type's name, its probe name (the name with
- * every whitespace character replaced by '_', as dtmalloc(4) names its
- * probes: "foo bar" fires as probe "foo_bar"), the size and zindx. Filters
+ * every ASCII white-space character replaced by '_', as dtmalloc(4) names
+ * its probes: "foo bar" fires as probe "foo_bar"; see
+ * malloc_type_probe_name()), the size and zindx. Filters
  * can use all four fields: echo 'probe == "foo_bar"' > .../filter
  */
 #undef TRACE_SYSTEM
@@ -25,7 +26,6 @@
 #if !defined(_TRACE_DTMALLOC_H) || defined(TRACE_HEADER_MULTI_READ)
 #define _TRACE_DTMALLOC_H
 
-#include <linux/ctype.h>
 #include <linux/malloc_type.h>
 #include <linux/tracepoint.h>
 
@@ -44,13 +44,9 @@ DECLARE_EVENT_CLASS(dtmalloc,
 	),
 
 	TP_fast_assign(
-		char *c;
-
 		__assign_str(name);
 		__assign_str(probe);
-		for (c = __get_str(probe); *c; c++)
-			if (isspace(*c))
-				*c = '_';
+		malloc_type_probe_name(__get_str(probe));
 		__entry->size = size;
 		__entry->zindx = zindx;
 	),

@@ -130,3 +130,31 @@ pub(super) fn fire(
         )
     };
 }
+
+#[cfg(CONFIG_RUST_MALLOC_TYPE_KUNIT_TEST)]
+#[macros::kunit_tests(rust_malloc_type_trace)]
+mod tests {
+    use super::*;
+
+    include!("../../../tools/testing/malloc_types/probe_names.rs");
+
+    /// The probe name the `dtmalloc` events record for a type called `name`.
+    fn probe_name(name: &[u8], buf: &mut [u8; 64]) -> usize {
+        let n = name.len().min(buf.len() - 1);
+        buf[..n].copy_from_slice(&name[..n]);
+        buf[n] = 0;
+        // SAFETY: `buf` holds a NUL-terminated string, which the function changes in place.
+        unsafe { bindings::malloc_type_probe_name(buf.as_mut_ptr().cast()) };
+        n
+    }
+
+    #[test]
+    fn probe_names() {
+        // The shared vector: the same names and probe names as memstat's tests.
+        for &(name, probe) in PROBE_NAMES {
+            let mut buf = [0u8; 64];
+            let n = probe_name(name, &mut buf);
+            assert_eq!(&buf[..n], probe);
+        }
+    }
+}

@@ -59,7 +59,7 @@ pub mod zones;
 pub use error::{Error, ErrorKind, Result};
 pub use slab::{SlabCache, SlabSource};
 pub use types::{
-    probe_name, Allocator, AllocatorFilter, CallerFields, MemoryType, MemoryTypeList, PerCpu,
-    SlabDetails, DEFAULT_PROC_PATH, MAXCALLER,
+    is_probe_space, probe_name, Allocator, AllocatorFilter, CallerFields, MemoryType,
+    MemoryTypeList, PerCpu, SlabDetails, DEFAULT_PROC_PATH, MAXCALLER,
 };
 pub use zones::ZoneSizes;

@@ -255,13 +255,15 @@ pub fn malloc_min_from_env(v: Option<&str>) -> Result<u64, String> {
     }
 }
 
-/// Whether `name` can be put in a filter as a probe name.
+/// Whether `name` can be put in a filter as a probe name: no ASCII white space (a probe name
+/// has none, see [`probe_name`](crate::probe_name)), quote, backslash or ASCII control
+/// character.
 pub fn valid_probe_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() < 64
         && !name
             .chars()
-            .any(|c| c.is_whitespace() || c == '"' || c == '\\' || c.is_control())
+            .any(|c| c == ' ' || c == '"' || c == '\\' || c.is_ascii_control())
 }
 
 /// The tracefs filter: `size >= MIN` and, for one type, `probe == "NAME"`.

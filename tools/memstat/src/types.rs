@@ -438,10 +438,18 @@ impl MemoryType {
     }
 }
 
-/// A dtmalloc probe name: `name` with every white-space character replaced by `_`.
+/// Whether `c` becomes `_` in a probe name: the ASCII white space that C's `isspace()` matches
+/// in the "C" locale (space, `\t`, `\n`, `\v`, `\f`, `\r`), as dtmalloc(4) and the kernel's
+/// `dtmalloc` events use; Unicode white space such as U+00A0 or U+0085 is kept.
+pub fn is_probe_space(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\n' | '\x0b' | '\x0c' | '\r')
+}
+
+/// A dtmalloc probe name: `name` with every ASCII white-space character ([`is_probe_space`])
+/// replaced by `_`.
 pub fn probe_name(name: &str) -> String {
     name.chars()
-        .map(|c| if c.is_whitespace() { '_' } else { c })
+        .map(|c| if is_probe_space(c) { '_' } else { c })
         .collect()
 }
 
