@@ -103,9 +103,11 @@ EXPORT_SYMBOL_GPL(malloc_type_count);
  * @node: the NUMA node, or NUMA_NO_NODE.
  *
  * A set of buckets has caches of the normal kind only: flags that ask for
- * another kind of kmalloc cache (KMALLOC_NOT_NORMAL_BITS: reclaimable,
- * DMA, memcg-accounted) are served by the shared kmalloc caches of that
- * kind, as kmalloc_node() serves them. The node is honoured either way.
+ * memory of another kind (__GFP_DMA, __GFP_RECLAIMABLE) are served by the
+ * shared kmalloc caches of that kind, as kmalloc_node() serves them.
+ * __GFP_ACCOUNT stays in the zone: the buckets charge the memory cgroup as
+ * the kmalloc-cg caches do (msg_msg's buckets are used so). The node is
+ * honoured either way.
  *
  * No accounting is done here; the Rust side accounts after success.
  *
@@ -118,7 +120,7 @@ void *malloc_type_zone_alloc(const struct malloc_type *mtp, size_t size,
 	kmem_buckets *b = NULL;
 
 	if (zone > 0 && zone < MALLOC_TYPE_MAX_ZONES &&
-	    !(flags & KMALLOC_NOT_NORMAL_BITS))
+	    !(flags & (__GFP_DMA | __GFP_RECLAIMABLE)))
 		b = malloc_type_buckets[zone];
 	return kmem_buckets_alloc_node_track_caller(b, size, flags, node);
 }

@@ -90,7 +90,10 @@ pub use crate::alloc::allocator::{
     M_RUST_VMALLOC, //
 };
 
-pub(crate) use self::size_class::page_rounded;
+pub(crate) use self::size_class::{
+    page_rounded,
+    vmalloc_shrink_moves, //
+};
 
 /// The longest name of a type, in bytes, without the terminating NUL.
 pub const NAME_MAX: usize = 31;

@@ -9,9 +9,11 @@
 //!   [`Box`], [`Vec`], [`Arc`] and the other containers that take an allocator.
 //! - [`TypedKVAlloc<M>`], the same with kmalloc falling back to vmalloc (`kvmalloc()`).
 //!
-//! Blocks of a type in zone 0 come from the shared kmalloc caches, those of other types from
-//! their zone's set of kmalloc buckets (`malloc_types.numzones=`); every block is freed with
-//! `kfree()` (or `kvfree()`), and accounted with [`accounted_size`] bytes.
+//! Blocks of the raw API and of [`TypedAlloc`] come from the shared kmalloc caches for a type in
+//! zone 0 and from the type's zone's set of kmalloc buckets otherwise (`malloc_types.numzones=`);
+//! [`TypedKVAlloc`] always uses `kvmalloc()`, whose kmalloc side is the shared caches. Every
+//! block is freed with `kfree()` (or `kvfree()`) and accounted with what it consumes: its size
+//! class ([`accounted_size`]), or its pages.
 //!
 //! C header: [`include/linux/slab.h`](srctree/include/linux/slab.h)
 //!
@@ -22,6 +24,7 @@
 use super::{
     accounted_size,
     page_rounded,
+    vmalloc_shrink_moves,
     zindx,
     MallocType,
     KMALLOC_MAX_SIZE, //
@@ -88,8 +91,9 @@ impl MallocType {
     /// The allocator behind every typed allocation, with the contract of
     /// [`Allocator::realloc`].
     ///
-    /// Types in zone 0, and requests aligned to more than `ARCH_KMALLOC_MINALIGN`, use `Kmalloc`
-    /// (`krealloc()`); other types allocate from their zone's buckets, and move on every resize.
+    /// Types in zone 0, and requests aligned to more than `ARCH_KMALLOC_MINALIGN`, allocate with
+    /// `Kmalloc`; other types from their zone's buckets. A resize within the size class keeps the
+    /// block (`krealloc()`); a resize to another size class moves the contents to a new block.
     ///
     /// # Safety
     ///
@@ -152,12 +156,34 @@ impl MallocType {
             None => unsafe { self.alloc_block(zoned, layout, flags, nid) }?,
             // The same size class: `krealloc()` keeps the object, which fits and is what the
             // block consumed, and tells KASAN and the slab allocator its new size.
-            Some(_) => {
+            Some(p) => {
                 // SAFETY: `ptr` is a live kmalloc allocation of `old_layout` (safety
                 // requirements), from the shared caches or a zone's buckets, which `Kmalloc` may
                 // resize.
-                unsafe { Kmalloc::realloc_unaccounted(ptr, layout, old_layout, flags, nid) }?
-                    .cast::<u8>()
+                let r =
+                    unsafe { Kmalloc::realloc_unaccounted(ptr, layout, old_layout, flags, nid) }?
+                        .cast::<u8>();
+                // `krealloc()` moves even within the size class in a few cases (a KFENCE object,
+                // a `__GFP_THISNODE` request for another node), always to the shared caches:
+                // bring the block back to the type's zone when memory allows (it is charged the
+                // same either way).
+                if zoned && r != p {
+                    // SAFETY: `zoned` implies an alignment of at most `ARCH_KMALLOC_MINALIGN`.
+                    match unsafe { self.alloc_block(zoned, layout, flags, nid) } {
+                        Ok(n) => {
+                            // SAFETY: `r` and `n` are distinct allocations valid for `new_size`
+                            // bytes.
+                            unsafe { ptr::copy_nonoverlapping(r.as_ptr(), n.as_ptr(), new_size) };
+                            // SAFETY: `r` is the kmalloc allocation `krealloc()` returned, not
+                            // used again.
+                            unsafe { bindings::kfree(r.as_ptr().cast()) };
+                            n
+                        }
+                        Err(_) => r,
+                    }
+                } else {
+                    r
+                }
             }
         };
 
@@ -384,9 +410,12 @@ impl MallocType {
         let new = match (ptr, old) {
             // A shrink that would leave the block consuming more than its new accounting
             // (`krealloc()` keeps an object that fits; `vrealloc()` keeps the pages of some
-            // areas): move the contents to a block of the new size instead.
+            // shrinks, see `vmalloc_shrink_moves`): move the contents to a block of the new size
+            // instead.
             (Some(p), Some((old_acc, _)))
-                if layout.size() != 0 && kvmalloc_accounting(p, layout.size()).0 < old_acc =>
+                if layout.size() != 0
+                    && kvmalloc_accounting(p, layout.size()).0 < old_acc
+                    && (!is_vmalloc(p) || vmalloc_shrink_moves(flags)) =>
             {
                 // SAFETY: `None` asks for a new allocation.
                 let n = unsafe {
@@ -424,11 +453,16 @@ impl MallocType {
     }
 }
 
+/// Returns whether vmalloc served the block at `p`.
+fn is_vmalloc(p: NonNull<u8>) -> bool {
+    // SAFETY: `is_vmalloc_addr()` only compares the address with the vmalloc range.
+    unsafe { bindings::is_vmalloc_addr(p.as_ptr().cast()) }
+}
+
 /// The accounted size and zindx of a block of `size` bytes of [`KVmalloc`] at `p`: kmalloc's
 /// when kmalloc served it, vmalloc's otherwise.
 fn kvmalloc_accounting(p: NonNull<u8>, size: usize) -> (usize, i32) {
-    // SAFETY: `is_vmalloc_addr()` only compares the address with the vmalloc range.
-    if unsafe { bindings::is_vmalloc_addr(p.as_ptr().cast()) } {
+    if is_vmalloc(p) {
         (page_rounded(size), -1)
     } else {
         (accounted_size(size), zindx(size))
@@ -919,10 +953,10 @@ mod tests {
         // SAFETY: `p` is valid for 10 bytes, which were kept.
         let kept = unsafe { core::slice::from_raw_parts(p.as_ptr().cast::<u8>(), 10) };
         assert!(kept.iter().all(|&b| b == 0x3c));
-        // A resize within the size class keeps the block.
+        // A resize within the size class is charged the same (`krealloc()` keeps the block,
+        // except a KFENCE object).
         // SAFETY: `p` came from `t` with 10 bytes.
         let q = unsafe { t.realloc(p.as_ptr().cast(), 10, 12, GFP_KERNEL)? };
-        assert!(q.cast::<u8>() == p.cast::<u8>());
         assert_eq!(t.stats().mem_use(), 16);
         // SAFETY: `q` came from `t` with 12 bytes and is not used again.
         unsafe { t.free(q.as_ptr().cast(), 12) };
@@ -977,10 +1011,19 @@ mod tests {
 
     #[test]
     fn typed_list_and_rbtree() -> Result {
-        use crate::list::{List, ListArc, ListLinks};
-        use crate::rbtree::{RBTree, RBTreeNode};
-        use crate::sync::Arc;
-        use crate::try_pin_init;
+        use crate::{
+            list::{
+                List,
+                ListArc,
+                ListLinks, //
+            },
+            rbtree::{
+                RBTree,
+                RBTreeNode, //
+            },
+            sync::Arc,
+            try_pin_init, //
+        };
         use pin_init::pin_data;
 
         crate::malloc_define!(M_T_LIST, "kunit list", "ListArc, List and RBTree");

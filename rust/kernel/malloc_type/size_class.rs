@@ -121,6 +121,26 @@ pub(crate) fn page_rounded(size: usize) -> usize {
         .unwrap_or(usize::MAX)
 }
 
+/// Returns whether a shrink of vmalloc memory with `flags` moves its contents to a new area
+/// rather than resizing in place, so that the area consumes what it is charged
+/// ([`page_rounded`] of the new size).
+///
+/// `vrealloc()` frees the tail pages of a shrink, except when the flags lack `__GFP_IO` or
+/// `__GFP_FS` (and for huge-page areas), when it keeps them. Moving frees the old area with
+/// `vfree()`, which may sleep: with flags that do not allow blocking the area stays as it is,
+/// charged less than it consumes until it is freed.
+///
+/// # Context
+///
+/// Any context.
+#[inline]
+pub(crate) fn vmalloc_shrink_moves(flags: crate::alloc::Flags) -> bool {
+    let raw = flags.as_raw();
+    let io_fs = (1 << bindings::___GFP_IO_BIT) | (1 << bindings::___GFP_FS_BIT);
+    let blocking = 1 << bindings::___GFP_DIRECT_RECLAIM_BIT;
+    raw & blocking != 0 && raw & io_fs != io_fs
+}
+
 #[cfg(CONFIG_RUST_MALLOC_TYPE_KUNIT_TEST)]
 #[macros::kunit_tests(rust_malloc_type_size_class)]
 mod tests {
@@ -160,6 +180,20 @@ mod tests {
                 assert_eq!(ZONE_SIZES[zindx(size) as usize], want);
             }
         }
+    }
+
+    #[test]
+    fn vmalloc_shrinks() {
+        use crate::alloc::flags::{
+            GFP_ATOMIC,
+            GFP_KERNEL,
+            GFP_NOWAIT, //
+        };
+        // `vrealloc()` frees the tail pages itself.
+        assert!(!vmalloc_shrink_moves(GFP_KERNEL));
+        // It cannot move without sleeping.
+        assert!(!vmalloc_shrink_moves(GFP_NOWAIT));
+        assert!(!vmalloc_shrink_moves(GFP_ATOMIC));
     }
 
     #[test]
