@@ -9,7 +9,11 @@
 //! The definitions below are written out one per line on purpose: each type is a separate
 //! static, as in real code.
 
-use kernel::{alloc::KVec, malloc_type::MallocType, prelude::*};
+use kernel::{
+    alloc::KVec,
+    malloc_type::MallocType,
+    prelude::*, //
+};
 
 module! {
     type: ManyTypes,

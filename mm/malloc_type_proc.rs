@@ -179,7 +179,11 @@ const STREAM_HEADER_SIZE: usize = 16;
 const TYPE_HEADER_SIZE: usize = 64;
 const STATS_SIZE: usize = 64;
 const _: () = {
-    use kernel::bindings::{malloc_type_header, malloc_type_stats, malloc_type_stream_header};
+    use kernel::bindings::{
+        malloc_type_header,
+        malloc_type_stats,
+        malloc_type_stream_header, //
+    };
     assert!(size_of::<malloc_type_stream_header>() == STREAM_HEADER_SIZE);
     assert!(size_of::<malloc_type_header>() == TYPE_HEADER_SIZE);
     assert!(size_of::<malloc_type_stats>() == STATS_SIZE);

@@ -152,6 +152,10 @@ impl MallocType {
     }
 
     /// Returns the C `struct malloc_type`.
+    ///
+    /// # Context
+    ///
+    /// Any context.
     #[inline]
     pub fn as_raw(&self) -> *mut bindings::malloc_type {
         self.0.get()
@@ -163,6 +167,10 @@ impl MallocType {
     ///
     /// `ptr` points to a `struct malloc_type` that satisfies the type invariants and stays valid
     /// for `'a`.
+    ///
+    /// # Context
+    ///
+    /// Any context.
     #[inline]
     pub unsafe fn from_raw<'a>(ptr: *const bindings::malloc_type) -> &'a Self {
         // SAFETY: `MallocType` is a transparent wrapper of the C struct; validity by the safety

@@ -74,6 +74,10 @@ pub struct Stats {
 
 impl Stats {
     /// Converts a C record.
+    ///
+    /// # Context
+    ///
+    /// Any context.
     pub fn from_raw(r: &bindings::malloc_type_stats) -> Self {
         Self {
             memalloced: r.mts_memalloced,
@@ -85,6 +89,10 @@ impl Stats {
     }
 
     /// Returns the C record (`struct malloc_type_stats`, reserved fields zero).
+    ///
+    /// # Context
+    ///
+    /// Any context.
     pub fn to_raw(&self) -> bindings::malloc_type_stats {
         bindings::malloc_type_stats {
             mts_memalloced: self.memalloced,
@@ -128,12 +136,20 @@ impl Stats {
     }
 
     /// Returns the number of allocations not freed (`InUse` of `vmstat -m`); meaningful for sums.
+    ///
+    /// # Context
+    ///
+    /// Any context.
     pub fn in_use(&self) -> i64 {
         // CAST: Two's complement difference of wrapping counters.
         self.numallocs.wrapping_sub(self.numfrees) as i64
     }
 
     /// Returns the bytes allocated and not freed (`MemUse` of `vmstat -m`); meaningful for sums.
+    ///
+    /// # Context
+    ///
+    /// Any context.
     pub fn mem_use(&self) -> i64 {
         // CAST: Two's complement difference of wrapping counters.
         self.memalloced.wrapping_sub(self.memfreed) as i64
@@ -323,7 +339,9 @@ impl MallocType {
             }
         }
         if trace::malloc_enabled() {
-            trace::fire(self, trace::malloc, s.this_cpu_ptr(&rcu), size, zindx);
+            // SAFETY: `self` is registered (`s` exists) and the record is this CPU's, updated
+            // just above; `rcu` keeps preemption disabled until after the call.
+            unsafe { trace::fire(self, trace::malloc, s.this_cpu_ptr(&rcu), size, zindx) };
         }
     }
 
@@ -347,7 +365,8 @@ impl MallocType {
         percpu_u64!(s, bindings::malloc_type_stats, mts_memfreed).add(size as u64);
         percpu_u64!(s, bindings::malloc_type_stats, mts_numfrees).add(1);
         if trace::free_enabled() {
-            trace::fire(self, trace::free, s.this_cpu_ptr(&rcu), size, 0);
+            // SAFETY: As in `account_alloc`.
+            unsafe { trace::fire(self, trace::free, s.this_cpu_ptr(&rcu), size, 0) };
         }
     }
 }

@@ -102,13 +102,18 @@ enabled!(
 ///
 /// Out of line and cold: the accounting paths call it only when the tracepoint is enabled.
 ///
+/// # Safety
+///
+/// `t` is registered and `mtsp` is the current CPU's record of its statistics, updated for this
+/// event: preemption has stayed disabled since the counters of `mtsp` were updated (the
+/// accounting's guard), which keeps the statistics allocated and `mtsp` this CPU's.
+///
 /// # Context
 ///
-/// Any context, with preemption disabled since the counters of `mtsp` were updated, so that
-/// `mtsp` is the current CPU's record (the accounting's guard).
+/// Any context, with preemption disabled.
 #[cold]
 #[inline(never)]
-pub(super) fn fire(
+pub(super) unsafe fn fire(
     t: &MallocType,
     event: Event,
     mtsp: *mut bindings::malloc_type_stats,
@@ -116,9 +121,9 @@ pub(super) fn fire(
     zindx: i32,
 ) {
     let mtp = t.as_raw();
-    // SAFETY: `mtp` is a registered type (its statistics `mtsp` exist), the second pointer its
-    // internal part and `mtsp` this CPU's record of its statistics, which the caller keeps
-    // allocated and this CPU's while preemption is disabled; all are valid while `t` is.
+    // SAFETY: `mtp` is a registered type, the second pointer its internal part and `mtsp` this
+    // CPU's record of its statistics, which stays allocated and this CPU's for the call (safety
+    // requirements); all are valid while `t` is.
     // CAST: `usize` and `c_ulong` have the same width on 64-bit kernels.
     unsafe {
         event(
