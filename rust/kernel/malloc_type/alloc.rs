@@ -88,6 +88,19 @@ impl MallocType {
         }
     }
 
+    /// Copies the first `len` bytes of the kmalloc block `from` to `to`, and frees `from`.
+    ///
+    /// # Safety
+    ///
+    /// `from` is a live kmalloc allocation valid for `len` bytes, not used again; `to` is valid
+    /// for writes of `len` bytes and distinct from `from`.
+    unsafe fn move_block(from: NonNull<u8>, to: NonNull<u8>, len: usize) {
+        // SAFETY: Both are valid for `len` bytes and distinct (safety requirements).
+        unsafe { ptr::copy_nonoverlapping(from.as_ptr(), to.as_ptr(), len) };
+        // SAFETY: `from` is a live kmalloc allocation, not used again (safety requirements).
+        unsafe { bindings::kfree(from.as_ptr().cast()) };
+    }
+
     /// The allocator behind every typed allocation, with the contract of
     /// [`Allocator::realloc`].
     ///
@@ -145,11 +158,9 @@ impl MallocType {
             Some(p) if new_class < old_class || (zoned && new_class > old_class) => {
                 // SAFETY: `zoned` implies an alignment of at most `ARCH_KMALLOC_MINALIGN`.
                 let n = unsafe { self.alloc_block(zoned, layout, flags, nid) }?;
-                // SAFETY: `p` is valid for `old_size` bytes and `n` for `new_size` bytes; they
-                // are distinct allocations.
-                unsafe { ptr::copy_nonoverlapping(p.as_ptr(), n.as_ptr(), old_size.min(new_size)) };
-                // SAFETY: `p` is a live kmalloc allocation (safety requirements), not used again.
-                unsafe { bindings::kfree(p.as_ptr().cast()) };
+                // SAFETY: `p` is a live kmalloc allocation valid for `old_size` bytes (safety
+                // requirements), not used again; `n` is a new one valid for `new_size` bytes.
+                unsafe { Self::move_block(p, n, old_size.min(new_size)) };
                 n
             }
             // SAFETY: As above.
@@ -171,12 +182,10 @@ impl MallocType {
                     // SAFETY: `zoned` implies an alignment of at most `ARCH_KMALLOC_MINALIGN`.
                     match unsafe { self.alloc_block(zoned, layout, flags, nid) } {
                         Ok(n) => {
-                            // SAFETY: `r` and `n` are distinct allocations valid for `new_size`
-                            // bytes.
-                            unsafe { ptr::copy_nonoverlapping(r.as_ptr(), n.as_ptr(), new_size) };
-                            // SAFETY: `r` is the kmalloc allocation `krealloc()` returned, not
-                            // used again.
-                            unsafe { bindings::kfree(r.as_ptr().cast()) };
+                            // SAFETY: `r` is the kmalloc allocation `krealloc()` returned, valid
+                            // for `new_size` bytes and not used again; `n` is a new one of the
+                            // same size.
+                            unsafe { Self::move_block(r, n, new_size) };
                             n
                         }
                         Err(_) => r,
@@ -188,9 +197,9 @@ impl MallocType {
         };
 
         if ptr.is_some() {
-            self.account_free(accounted_size(old_size));
+            self.account_free(old_class);
         }
-        self.account_alloc(accounted_size(new_size), zindx(new_size));
+        self.account_alloc(new_class, zindx(new_size));
         Ok(NonNull::slice_from_raw_parts(new, new_size))
     }
 
@@ -1081,10 +1090,7 @@ mod tests {
     #[test]
     fn typed_vec_shrink_to() -> Result {
         crate::malloc_define!(M_T_SHRINK, "kunit shrink", "Vec::shrink_to");
-        let is_vmalloc = |p: *const u8| {
-            // SAFETY: `is_vmalloc_addr()` only compares the address with the vmalloc range.
-            unsafe { bindings::is_vmalloc_addr(p.cast()) }
-        };
+        let in_vmalloc = |p: *const u8| NonNull::new(p.cast_mut()).is_some_and(is_vmalloc);
         {
             // kmalloc memory: `TypedAlloc::realloc()` moves the elements to a smaller block.
             let mut v = Vec::<u64, TypedAlloc<M_T_SHRINK>>::with_capacity(100, GFP_KERNEL)?;
@@ -1101,10 +1107,10 @@ mod tests {
             let big = 2 * KMALLOC_MAX_SIZE;
             let mut v = Vec::<u8, TypedKVAlloc<M_T_SHRINK>>::with_capacity(big, GFP_KERNEL)?;
             v.push(7, GFP_KERNEL)?;
-            assert!(is_vmalloc(v.as_ptr()));
+            assert!(in_vmalloc(v.as_ptr()));
             assert_eq!(M_T_SHRINK.stats().mem_use(), page_rounded(big) as i64);
             v.shrink_to(64, GFP_KERNEL)?;
-            assert!(!is_vmalloc(v.as_ptr()));
+            assert!(!in_vmalloc(v.as_ptr()));
             assert_eq!((v.capacity(), v[0]), (64, 7));
             let s = M_T_SHRINK.stats();
             assert_eq!((s.in_use(), s.mem_use()), (1, 64));
