@@ -162,7 +162,8 @@ pub fn read_sys_dir(dir: &Path) -> Result<Vec<SlabCache>> {
     Ok(out)
 }
 
-/// Parse `/proc/slabinfo` text (versions 2.0 and 2.1). Sorted by name.
+/// Parse `/proc/slabinfo` text (versions 2.0 and 2.1). Sorted by name, one entry per cache
+/// name (the last line of a name that appears twice).
 pub fn parse_slabinfo(text: &str) -> Result<Vec<SlabCache>> {
     let mut lines = text.lines();
     let first = lines.next().ok_or_else(|| Error::data("slabinfo: empty"))?;
@@ -219,7 +220,12 @@ pub fn parse_slabinfo(text: &str) -> Result<Vec<SlabCache>> {
             frees: 0,
         });
     }
+    // `/proc/slabinfo` is a seq_file over the list of caches: when a cache is created or
+    // destroyed between two read() calls, the walk resumes by position and a cache can appear
+    // twice. Keep its last line, the later of the two snapshots.
+    out.reverse();
     out.sort_by(|a, b| a.name.cmp(&b.name));
+    out.dedup_by(|later, kept| later.name == kept.name);
     Ok(out)
 }
 

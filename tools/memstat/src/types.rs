@@ -621,8 +621,22 @@ impl MemoryTypeList {
     /// `memstat_sysctl_malloc`: read the zone sizes under `sysctl_dir`
     /// (with fallback) and the stream at `proc_path`.
     pub fn sysctl_malloc(&mut self, proc_path: &Path, sysctl_dir: &Path) -> Result<()> {
-        self.zones = ZoneSizes::from_sysctl(sysctl_dir);
+        self.update_zones(sysctl_dir);
         self.read_malloc(proc_path)
+    }
+
+    /// Refresh the zone sizes from the sysctls under `sysctl_dir`.
+    ///
+    /// A table read from the kernel before is kept when the sysctls cannot be read now (a
+    /// transient error, a file that vanished): the kernel's size classes do not change while
+    /// it runs, and a silent switch to [`ZoneSizes::default`] would relabel every size column.
+    /// Without an earlier kernel table the fallback is used, as [`ZoneSizes::from_sysctl`] does.
+    pub fn update_zones(&mut self, sysctl_dir: &Path) {
+        match ZoneSizes::try_from_sysctl(sysctl_dir) {
+            Ok(z) => self.zones = z,
+            Err(_) if self.zones.from_kernel() => {}
+            Err(_) => self.zones = ZoneSizes::default(),
+        }
     }
 
     /// Update the slab caches from already-read caches.

@@ -272,3 +272,71 @@ fn control_characters_in_names_are_escaped_in_tables() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["malloc-statistics"]["memory"][0]["type"], "\x1b[31mred");
 }
+
+/// A source that fails in the middle of `-w` (here a stream cut short, as a read that the
+/// kernel ended early would be) does not stop the watch: the error goes to stderr, the
+/// report shows the figures of the last good update, and the next good read is shown again.
+/// The stream comes through a FIFO so that each update reads exactly what this test wrote for
+/// it: a round is written only after the report of the one before has come out.
+#[test]
+fn watch_survives_a_failed_update() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::Stdio;
+
+    let d = tmpdir("cli_memstat_watch");
+    let fifo = d.join("stream.fifo");
+    let made = Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("run mkfifo");
+    assert!(made.success());
+    let sys = fixture("sysctl");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_memstat"))
+        .args([
+            "-f",
+            fifo.to_str().unwrap(),
+            "--sysctl",
+            sys.to_str().unwrap(),
+        ])
+        .args(["--json", "-w", "0.01", "-c", "3"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run memstat");
+    let mut reports = BufReader::new(child.stdout.take().unwrap()).lines();
+
+    let good = sample_stream();
+    let mut grown_types = sample_types();
+    grown_types[0].stats[0].memalloced += 4096;
+    grown_types[0].stats[0].numallocs += 1;
+    let grown = memstat::stream::write_stream(4, &grown_types);
+    let rounds: [&[u8]; 3] = [&good, &good[..good.len() - 40], &grown];
+    let mut got = Vec::new();
+    for bytes in rounds {
+        let mut w = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+        w.write_all(bytes).unwrap();
+        drop(w);
+        got.push(reports.next().expect("a report").unwrap());
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("header announces")
+            && err.ends_with("showing the figures of the last update\n"),
+        "{err}"
+    );
+    let memuse = |report: &str| -> u64 {
+        let v: serde_json::Value = serde_json::from_str(report).unwrap();
+        v["malloc-statistics"]["memory"][0]["memory-use"]
+            .as_u64()
+            .unwrap()
+    };
+    assert_eq!(got[1], got[0], "the failed update shows the last figures");
+    assert_eq!(
+        memuse(&got[2]),
+        memuse(&got[0]) + 4,
+        "KiB after the good update"
+    );
+}

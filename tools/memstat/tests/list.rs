@@ -180,3 +180,30 @@ fn save_roundtrip() {
     assert_eq!(a, b);
     assert_eq!(l.to_stream(), sample_stream());
 }
+
+/// The sysctls as sources that can vanish: `vm.malloc_zone_count` missing still gives the
+/// kernel's table (fixture `sysctl-nocount`); a list that has read the kernel's table keeps it
+/// when a later read of the sysctls fails instead of switching to the fallback table; a list
+/// that never had one uses the fallback.
+#[test]
+fn zone_sysctls_that_vanish() {
+    let z = ZoneSizes::try_from_sysctl(&fixture("sysctl-nocount")).unwrap();
+    assert!(z.from_kernel());
+    assert_eq!(z.count(), 13);
+
+    let gone = std::path::Path::new("/nonexistent");
+    let mut l = MemoryTypeList::new();
+    l.update_zones(gone);
+    assert!(!l.zones().from_kernel());
+    assert_eq!(l.zones().sizes(), &memstat::zones::DEFAULT_ZONE_SIZES);
+    l.update_zones(&fixture("sysctl"));
+    assert!(l.zones().from_kernel());
+    assert_eq!(l.zones().count(), 13);
+    l.update_zones(gone);
+    assert!(l.zones().from_kernel(), "the kernel's table is kept");
+    assert_eq!(l.zones().size(12), Some(8192));
+    let mut m = MemoryTypeList::new();
+    m.sysctl_malloc(&fixture("no-such-stream"), &fixture("sysctl"))
+        .unwrap_err();
+    assert!(m.zones().from_kernel());
+}

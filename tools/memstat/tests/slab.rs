@@ -227,3 +227,28 @@ fn vanished_cache_is_skipped() {
     assert_eq!(c.len(), 4);
     std::fs::remove_dir_all(&base).unwrap();
 }
+
+/// `/proc/slabinfo` read while a cache is destroyed: the seq_file walk resumes by position and
+/// shows a cache twice (fixture `slabinfo-rewalk`). The report has it once, with the figures of
+/// its later line.
+#[test]
+fn slabinfo_rewalk_keeps_one_line_per_cache() {
+    let text = std::fs::read_to_string(fixture("slabinfo-rewalk")).unwrap();
+    let c = parse_slabinfo(&text).unwrap();
+    let names: Vec<_> = c.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["bio-312", "kmalloc-64", "task_struct"]);
+    assert_eq!(c[2].active_objs, 216);
+    let src = SlabSource {
+        sys_dir: None,
+        slabinfo: Some(fixture("slabinfo-rewalk")),
+    };
+    let mut l = MemoryTypeList::new();
+    l.read_slab(&src).unwrap();
+    assert_eq!(l.len(), 3);
+    assert_eq!(
+        l.find(AllocatorFilter::Slab, "task_struct")
+            .unwrap()
+            .count(),
+        216
+    );
+}

@@ -10,7 +10,7 @@ use memstat::error::io_text;
 use memstat::report::{self, Options, SortKey};
 use memstat::slab::{DEFAULT_SLABINFO, DEFAULT_SLAB_DIR};
 use memstat::zones::DEFAULT_SYSCTL_DIR;
-use memstat::{Error, MemoryTypeList, SlabSource, ZoneSizes, DEFAULT_PROC_PATH};
+use memstat::{Error, MemoryTypeList, SlabSource, DEFAULT_PROC_PATH};
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum Sort {
@@ -172,11 +172,11 @@ fn run(args: &Args) -> Result<(), Failure> {
     loop {
         if want_m {
             let path = args.stream.as_ref().unwrap_or(&args.proc_path);
-            list.set_zones(ZoneSizes::from_sysctl(&args.sysctl_dir));
-            list.read_malloc(path).map_err(|e| describe(&e))?;
+            list.update_zones(&args.sysctl_dir);
+            tolerate(n, list.read_malloc(path))?;
         }
         if want_z {
-            list.read_slab(&slab_src).map_err(|e| describe(&e))?;
+            tolerate(n, list.read_slab(&slab_src))?;
         }
         if let Some(save) = &args.save {
             std::fs::write(save, list.to_stream())
@@ -226,6 +226,26 @@ fn run(args: &Args) -> Result<(), Failure> {
         std::thread::sleep(w);
     }
     Ok(())
+}
+
+/// Judges the result of one update of a source for report number `n` (from 0).
+///
+/// The first report has nothing to show without its sources, so an error ends the run. Later
+/// reports of `-w` go on: a source can fail for a moment while the kernel changes under it (a
+/// module unloaded in the middle of a read, memory short), and the list keeps the figures of
+/// its last good update, which the report shows; the error is printed on stderr, marked as such.
+fn tolerate(n: u64, r: memstat::Result<()>) -> Result<(), Failure> {
+    match r {
+        Ok(()) => Ok(()),
+        Err(e) if n == 0 => Err(describe(&e).into()),
+        Err(e) => {
+            eprintln!(
+                "memstat: {}; showing the figures of the last update",
+                describe(&e)
+            );
+            Ok(())
+        }
+    }
 }
 
 fn main() -> ExitCode {
