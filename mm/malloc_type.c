@@ -26,6 +26,8 @@
 #include <linux/cpumask.h>
 #include <linux/init.h>
 #include <linux/jhash.h>
+#include <linux/kasan.h>
+#include <linux/kfence.h>
 #include <linux/malloc_type.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
@@ -34,6 +36,7 @@
 #include <linux/rcupdate.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/vmalloc.h>
 
 #include "slab.h"
 
@@ -126,7 +129,75 @@ void *malloc_type_zone_alloc(const struct malloc_type *mtp, size_t size,
 }
 EXPORT_SYMBOL_GPL(malloc_type_zone_alloc);
 
-#if IS_ENABLED(CONFIG_RUST_MALLOC_TYPE_KUNIT_TEST)
+/**
+ * malloc_type_block_size() - the size a typed block is accounted at
+ * @p: a block of the typed allocation API: kmalloc memory (the shared caches,
+ *	a zone's buckets, or a large kmalloc), or vmalloc memory of the kvmalloc
+ *	functions; or NULL or ZERO_SIZE_PTR.
+ *
+ * What the block consumes, found from the block itself, so that a free needs
+ * no size (as FreeBSD's free(9) takes none): the object size of the slab
+ * cache that holds it (the kmalloc size class, also for a KFENCE object,
+ * whose slab is its cache's), the pages of a large kmalloc block, or the
+ * requested size of a vmalloc area rounded up to whole pages. These are the
+ * sizes the allocation was charged: the accounting rounds a request up to its
+ * size class or pages the same way.
+ *
+ * Any context.
+ *
+ * Return: the size in bytes; 0 for NULL and ZERO_SIZE_PTR, and for a pointer
+ * that is none of these blocks (with a warning).
+ */
+size_t malloc_type_block_size(const void *p)
+{
+	struct page *page;
+	struct slab *slab;
+
+	if (unlikely(ZERO_OR_NULL_PTR(p)))
+		return 0;
+	if (unlikely(is_vmalloc_addr(p))) {
+		struct vm_struct *vm = find_vm_area(p);
+
+		if (WARN_ON_ONCE(!vm))
+			return 0;
+		return PAGE_ALIGN(vm->requested_size);
+	}
+	page = virt_to_page(p);
+	if (PageLargeKmalloc(page))
+		return large_kmalloc_size(page);
+	slab = page_slab(page);
+	if (WARN_ON_ONCE(!slab))
+		return 0;
+	return slab->slab_cache->object_size;
+}
+EXPORT_SYMBOL_GPL(malloc_type_block_size);
+
+/**
+ * malloc_type_block_copy() - copy the start of a kmalloc block, slack included
+ * @to: the destination, valid for @len bytes.
+ * @from: a kmalloc block of at least @len bytes of size class (see
+ *	malloc_type_block_size()).
+ * @len: bytes to copy.
+ *
+ * A resize that knows only the size class of the old block copies up to that
+ * size, past the size it was requested with, which KASAN poisons: copy with
+ * KASAN checks off, as krealloc() does. A KFENCE object may end where its
+ * guard page starts: at most its requested size is copied from it.
+ *
+ * Any context.
+ */
+void malloc_type_block_copy(void *to, const void *from, size_t len)
+{
+	if (is_kfence_address(from))
+		len = min(len, kfence_ksize(from));
+	kasan_disable_current();
+	memcpy(to, kasan_reset_tag(from), len);
+	kasan_enable_current();
+}
+EXPORT_SYMBOL_GPL(malloc_type_block_copy);
+
+#if IS_ENABLED(CONFIG_RUST_MALLOC_TYPE_KUNIT_TEST) || \
+	IS_ENABLED(CONFIG_MALLOC_TYPES_C_KUNIT_TEST)
 /**
  * malloc_type_test_cache_of() - the slab cache of a kmalloc block, for KUnit
  * @p: a kmalloc block.
@@ -134,7 +205,8 @@ EXPORT_SYMBOL_GPL(malloc_type_zone_alloc);
  * @usersize: set to its usercopy window in bytes (0 without
  *	CONFIG_HARDENED_USERCOPY).
  *
- * For the KUnit tests of the zones (rust/kernel/malloc_type/alloc.rs).
+ * For the KUnit tests of the zones (rust/kernel/malloc_type/alloc.rs,
+ * mm/malloc_type_c_test.c).
  *
  * Return: false when @p is not in a slab (a large kmalloc block).
  */

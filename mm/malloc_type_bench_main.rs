@@ -112,7 +112,7 @@ impl kernel::Module for Bench {
                 let p = M_BENCH.malloc(size, GFP_KERNEL)?;
                 black_box(p);
                 // SAFETY: `p` came from `M_BENCH` with `size` bytes and is not used again.
-                unsafe { M_BENCH.free(p.as_ptr().cast(), size) };
+                unsafe { M_BENCH.free(p.as_ptr().cast()) };
                 Ok(())
             })?;
             report(scenario, "typed", size, n, ns);

@@ -55,7 +55,7 @@ impl kernel::Module for LeakTest {
         // A balanced allocation, then three leaked ones.
         let p = M_LEAK_TEST.malloc(64, GFP_KERNEL)?;
         // SAFETY: `p` came from `M_LEAK_TEST` with 64 bytes and is not used again.
-        unsafe { M_LEAK_TEST.free(p.as_ptr().cast(), 64) };
+        unsafe { M_LEAK_TEST.free(p.as_ptr().cast()) };
         for size in [8, 100, 5000] {
             let _leaked = M_LEAK_TEST.malloc(size, GFP_KERNEL)?;
         }

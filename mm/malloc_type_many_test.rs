@@ -448,7 +448,7 @@ impl kernel::Module for ManyTypes {
                 let p = t.malloc(32, GFP_KERNEL)?;
                 if let Err(e) = this.blocks.push((i, p), GFP_KERNEL) {
                     // SAFETY: `p` came from `t` with 32 bytes and is not kept.
-                    unsafe { t.free(p.as_ptr().cast(), 32) };
+                    unsafe { t.free(p.as_ptr().cast()) };
                     return Err(e.into());
                 }
             }
@@ -462,7 +462,7 @@ impl Drop for ManyTypes {
     fn drop(&mut self) {
         for &(i, p) in self.blocks.iter() {
             // SAFETY: Each block came from `TYPES[i]` with 32 bytes and is freed once, here.
-            unsafe { TYPES[i].free(p.as_ptr().cast(), 32) };
+            unsafe { TYPES[i].free(p.as_ptr().cast()) };
         }
     }
 }

@@ -408,7 +408,7 @@ mod tests {
         write_stream(&mut buf)?;
         let stream = buf.0;
         // SAFETY: `p` was allocated by `M_STREAM_TEST.malloc` with size 100 just above.
-        unsafe { M_STREAM_TEST.free(p.as_ptr().cast(), 100) };
+        unsafe { M_STREAM_TEST.free(p.as_ptr().cast()) };
 
         let u32_at = |off: usize| {
             u32::from_ne_bytes([

@@ -58,7 +58,7 @@ impl kernel::Module for TraceTest {
             Ok(p) => p,
             Err(e) => {
                 // SAFETY: `small` came from `M_TRACE_TEST` with 100 bytes.
-                unsafe { M_TRACE_TEST.free(small.as_ptr().cast(), 100) };
+                unsafe { M_TRACE_TEST.free(small.as_ptr().cast()) };
                 return Err(e.into());
             }
         };
@@ -67,18 +67,18 @@ impl kernel::Module for TraceTest {
             Err(e) => {
                 // SAFETY: Both came from `M_TRACE_TEST` with these sizes.
                 unsafe {
-                    M_TRACE_TEST.free(small.as_ptr().cast(), 100);
-                    M_TRACE_TEST.free(mid.as_ptr().cast(), 5000);
+                    M_TRACE_TEST.free(small.as_ptr().cast());
+                    M_TRACE_TEST.free(mid.as_ptr().cast());
                 }
                 return Err(e.into());
             }
         };
         let this = TraceTest { mid, large };
         // SAFETY: `small` came from `M_TRACE_TEST` with 100 bytes and is not used again.
-        unsafe { M_TRACE_TEST.free(small.as_ptr().cast(), 100) };
+        unsafe { M_TRACE_TEST.free(small.as_ptr().cast()) };
         let tab = M_TRACE_TAB.malloc(8, GFP_KERNEL)?;
         // SAFETY: `tab` came from `M_TRACE_TAB` with 8 bytes and is not used again.
-        unsafe { M_TRACE_TAB.free(tab.as_ptr().cast(), 8) };
+        unsafe { M_TRACE_TAB.free(tab.as_ptr().cast()) };
         Ok(this)
     }
 }
@@ -87,8 +87,8 @@ impl Drop for TraceTest {
     fn drop(&mut self) {
         // SAFETY: The blocks came from `M_TRACE_TEST` with these sizes and are freed once, here.
         unsafe {
-            M_TRACE_TEST.free(self.mid.as_ptr().cast(), 5000);
-            M_TRACE_TEST.free(self.large.as_ptr().cast(), 20000);
+            M_TRACE_TEST.free(self.mid.as_ptr().cast());
+            M_TRACE_TEST.free(self.large.as_ptr().cast());
         }
     }
 }

@@ -58,7 +58,7 @@ pub extern "C" fn malloc_type_unload_test_churn() {
             break;
         };
         // SAFETY: `p` came from `M_UNLOAD_TEST.malloc` with 64 bytes and is not used again.
-        unsafe { M_UNLOAD_TEST.free(p.as_ptr().cast(), 64) };
+        unsafe { M_UNLOAD_TEST.free(p.as_ptr().cast()) };
         pairs += 1;
         if was_registered {
             registered += 1;
@@ -75,7 +75,7 @@ impl kernel::Module for UnloadTest {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         let p = M_UNLOAD_TEST.malloc(64, GFP_KERNEL)?;
         // SAFETY: `p` came from `M_UNLOAD_TEST.malloc` with 64 bytes and is not used again.
-        unsafe { M_UNLOAD_TEST.free(p.as_ptr().cast(), 64) };
+        unsafe { M_UNLOAD_TEST.free(p.as_ptr().cast()) };
         Ok(UnloadTest)
     }
 }

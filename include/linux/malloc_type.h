@@ -86,6 +86,8 @@ unsigned int malloc_type_zone_for_name(const char *name,
 void *malloc_type_zone_alloc(const struct malloc_type *mtp, size_t size,
 			     gfp_t flags, int node);
 void malloc_type_probe_name(char *name);
+size_t malloc_type_block_size(const void *p);
+void malloc_type_block_copy(void *to, const void *from, size_t len);
 /* For the KUnit tests (CONFIG_RUST_MALLOC_TYPE_KUNIT_TEST). */
 bool malloc_type_test_cache_of(const void *p, const char **name,
 			       unsigned int *usersize);

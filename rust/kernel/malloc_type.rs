@@ -19,7 +19,8 @@
 //! - an overflowing array allocation is an error ([`EOVERFLOW`]), not a panic;
 //! - zero-byte requests follow Rust's allocator semantics: they allocate nothing, are accounted
 //!   nowhere, and return a dangling pointer; `realloc` to zero bytes frees;
-//! - `free` takes the size of the block (as Rust's allocators take a [`Layout`]).
+//! - the raw API's [`MallocType::free`] takes no size: the block tells what it was charged (the
+//!   [`Allocator`](crate::alloc::Allocator) implementations keep their [`Layout`]).
 //!
 //! The accounted size of a block is the size it consumes: its kmalloc bucket size
 //! (`kmalloc_size_roundup()`), or `PAGE_SIZE << get_order(size)` above
@@ -121,7 +122,7 @@ const _: () = assert!(NAME_MAX + 1 == bindings::MALLOC_MAX_NAME as usize);
 /// assert_eq!(t.numallocs, 1);
 /// assert_eq!(t.memalloced, 128);
 /// // SAFETY: `p` was allocated by `M_EXAMPLE` with 100 bytes and is not used again.
-/// unsafe { M_EXAMPLE.free(p.as_ptr().cast(), 100) };
+/// unsafe { M_EXAMPLE.free(p.as_ptr().cast()) };
 /// assert_eq!(M_EXAMPLE.stats().mem_use(), 0);
 /// # Ok::<(), Error>(())
 /// ```
@@ -507,7 +508,7 @@ mod tests {
         assert!(p.is_ok());
         if let Ok(p) = p {
             // SAFETY: `p` came from `UNREGISTERED` with 64 bytes and is not used again.
-            unsafe { UNREGISTERED.free(p.as_ptr().cast(), 64) };
+            unsafe { UNREGISTERED.free(p.as_ptr().cast()) };
         }
         assert!(UNREGISTERED.stats() == Stats::default());
     }

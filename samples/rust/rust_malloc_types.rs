@@ -70,7 +70,6 @@ unsafe impl Send for RustMallocTypes {}
 unsafe impl Sync for RustMallocTypes {}
 
 const ARRAY_LEN: usize = 64;
-const ARRAY_SIZE: usize = ARRAY_LEN * size_of::<u64>();
 
 impl kernel::Module for RustMallocTypes {
     fn init(_module: &'static ThisModule) -> Result<Self> {
@@ -79,27 +78,26 @@ impl kernel::Module for RustMallocTypes {
         // A scratch buffer that is used and freed at once.
         let scratch = M_SAMPLE_BUF.zmalloc(200, GFP_KERNEL)?;
         // SAFETY: `scratch` came from `M_SAMPLE_BUF` with 200 bytes and is not used again.
-        unsafe { M_SAMPLE_BUF.free(scratch.as_ptr().cast(), 200) };
+        unsafe { M_SAMPLE_BUF.free(scratch.as_ptr().cast()) };
 
         // A buffer that grows from 1 KiB to 4 KiB.
         let small = M_SAMPLE_BUF.malloc(1024, GFP_KERNEL)?;
         // SAFETY: `small` came from `M_SAMPLE_BUF` with 1024 bytes.
-        let buf =
-            match unsafe { M_SAMPLE_BUF.realloc(small.as_ptr().cast(), 1024, 4096, GFP_KERNEL) } {
-                Ok(p) => p,
-                Err(e) => {
-                    // SAFETY: A failed realloc leaves `small` allocated.
-                    unsafe { M_SAMPLE_BUF.free(small.as_ptr().cast(), 1024) };
-                    return Err(e.into());
-                }
-            };
+        let buf = match unsafe { M_SAMPLE_BUF.realloc(small.as_ptr().cast(), 4096, GFP_KERNEL) } {
+            Ok(p) => p,
+            Err(e) => {
+                // SAFETY: A failed realloc leaves `small` allocated.
+                unsafe { M_SAMPLE_BUF.free(small.as_ptr().cast()) };
+                return Err(e.into());
+            }
+        };
 
         // An array; the element count times the size is checked for overflow.
         let array = match M_SAMPLE_BUF.mallocarray(ARRAY_LEN, size_of::<u64>(), GFP_KERNEL) {
             Ok(p) => p,
             Err(e) => {
                 // SAFETY: `buf` came from `M_SAMPLE_BUF` with 4096 bytes.
-                unsafe { M_SAMPLE_BUF.free(buf.as_ptr().cast(), 4096) };
+                unsafe { M_SAMPLE_BUF.free(buf.as_ptr().cast()) };
                 return Err(e);
             }
         };
@@ -156,8 +154,8 @@ impl Drop for RustMallocTypes {
         }
         // SAFETY: The blocks came from `M_SAMPLE_BUF` with these sizes and are freed once, here.
         unsafe {
-            M_SAMPLE_BUF.free(self.buf.as_ptr().cast(), 4096);
-            M_SAMPLE_BUF.free(self.array.as_ptr().cast(), ARRAY_SIZE);
+            M_SAMPLE_BUF.free(self.buf.as_ptr().cast());
+            M_SAMPLE_BUF.free(self.array.as_ptr().cast());
         }
         pr_info!(
             "Rust malloc types sample (exit), list sum {sum}, numbers {:?}\n",

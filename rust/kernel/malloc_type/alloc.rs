@@ -90,13 +90,18 @@ impl MallocType {
 
     /// Copies the first `len` bytes of the kmalloc block `from` to `to`, and frees `from`.
     ///
+    /// `len` may reach past the size `from` was requested with, up to its size class (a resize
+    /// of the raw API knows only that): the copy is `malloc_type_block_copy()`, which reads the
+    /// slack as `krealloc()` does.
+    ///
     /// # Safety
     ///
-    /// `from` is a live kmalloc allocation valid for `len` bytes, not used again; `to` is valid
-    /// for writes of `len` bytes and distinct from `from`.
+    /// `from` is a live kmalloc allocation of a size class of at least `len` bytes, not used
+    /// again; `to` is valid for writes of `len` bytes and distinct from `from`.
     unsafe fn move_block(from: NonNull<u8>, to: NonNull<u8>, len: usize) {
-        // SAFETY: Both are valid for `len` bytes and distinct (safety requirements).
-        unsafe { ptr::copy_nonoverlapping(from.as_ptr(), to.as_ptr(), len) };
+        // SAFETY: `from` is a kmalloc block of a size class of at least `len` bytes, `to` is
+        // valid for `len` bytes and distinct from it (safety requirements).
+        unsafe { bindings::malloc_type_block_copy(to.as_ptr().cast(), from.as_ptr().cast(), len) };
         // SAFETY: `from` is a live kmalloc allocation, not used again (safety requirements).
         unsafe { bindings::kfree(from.as_ptr().cast()) };
     }
@@ -206,8 +211,8 @@ impl MallocType {
     /// Allocates `size` bytes charged to the type (`malloc(size, type, flags)`).
     ///
     /// The memory is aligned to `ARCH_KMALLOC_MINALIGN` and must be freed with
-    /// [`MallocType::free`] of the same type and size. A zero-byte request allocates nothing and
-    /// returns a dangling pointer.
+    /// [`MallocType::free`] of the same type. A zero-byte request allocates nothing and returns
+    /// a dangling pointer, which [`MallocType::free`] and [`MallocType::realloc`] take as null.
     ///
     /// # Context
     ///
@@ -228,7 +233,7 @@ impl MallocType {
     /// assert_eq!(p.len(), 9);
     /// assert_eq!(M_MALLOC_DOC.stats().memalloced, 16);
     /// // SAFETY: `p` came from `M_MALLOC_DOC.malloc(9, ..)` and is not used again.
-    /// unsafe { M_MALLOC_DOC.free(p.as_ptr().cast(), 9) };
+    /// unsafe { M_MALLOC_DOC.free(p.as_ptr().cast()) };
     /// assert!(M_MALLOC_DOC.malloc(usize::MAX, GFP_KERNEL).is_err());
     /// assert_eq!(M_MALLOC_DOC.stats().numallocs, 1);
     /// # Ok::<(), Error>(())
@@ -259,7 +264,7 @@ impl MallocType {
     /// // SAFETY: `p` is valid for reads of 32 bytes.
     /// assert!(unsafe { p.as_ref() }.iter().all(|&b| b == 0));
     /// // SAFETY: `p` came from `M_ZMALLOC_DOC` with 32 bytes and is not used again.
-    /// unsafe { M_ZMALLOC_DOC.free(p.as_ptr().cast(), 32) };
+    /// unsafe { M_ZMALLOC_DOC.free(p.as_ptr().cast()) };
     /// # Ok::<(), Error>(())
     /// ```
     pub fn zmalloc(&self, size: usize, flags: Flags) -> Result<NonNull<[u8]>, AllocError> {
@@ -287,7 +292,7 @@ impl MallocType {
     /// let p = M_ARRAY_DOC.mallocarray(4, 8, GFP_KERNEL)?;
     /// assert_eq!(p.len(), 32);
     /// // SAFETY: `p` came from `M_ARRAY_DOC` with 32 bytes and is not used again.
-    /// unsafe { M_ARRAY_DOC.free(p.as_ptr().cast(), 32) };
+    /// unsafe { M_ARRAY_DOC.free(p.as_ptr().cast()) };
     /// # Ok::<(), Error>(())
     /// ```
     pub fn mallocarray(&self, n: usize, size: usize, flags: Flags) -> Result<NonNull<[u8]>> {
@@ -296,12 +301,13 @@ impl MallocType {
         Ok(self.malloc(bytes, flags)?)
     }
 
-    /// Resizes `ptr` from `old_size` to `new_size` bytes (`realloc`).
+    /// Resizes `ptr` to `new_size` bytes (`realloc`).
     ///
-    /// A null `ptr` (or `old_size` 0) allocates; a `new_size` of 0 frees and returns a dangling
-    /// pointer. The contents are kept up to the smaller size. The change is accounted as a free
-    /// of the old block and an allocation of the new one, even when the block is resized in
-    /// place.
+    /// A null (or dangling, zero-byte) `ptr` allocates; a `new_size` of 0 frees and returns a
+    /// dangling pointer. The contents are kept up to the smaller size. No old size is passed:
+    /// the block tells the size class it was charged (`malloc_type_block_size()`). The change is
+    /// accounted as a free of the old block and an allocation of the new one, even when the
+    /// block is resized in place; a resize to another size class moves the block.
     ///
     /// # Context
     ///
@@ -314,9 +320,10 @@ impl MallocType {
     ///
     /// # Safety
     ///
-    /// `ptr` is null, or was returned for `old_size` bytes by [`MallocType::malloc`],
-    /// [`MallocType::zmalloc`], [`MallocType::mallocarray`] or [`MallocType::realloc`] of this
-    /// type and not freed since; on success it must not be used again. Memory of
+    /// `ptr` is null, or was returned by [`MallocType::malloc`], [`MallocType::zmalloc`],
+    /// [`MallocType::mallocarray`] or [`MallocType::realloc`] of this type (or by the C
+    /// functions `kmalloc_mt()` and friends for it) and not freed since; on success it must not
+    /// be used again. Memory of
     /// [`TypedAlloc`] and [`TypedKVAlloc`] is resized and freed by its container, not here (and
     /// `TypedKVAlloc`'s may be vmalloc memory, which this function cannot take).
     ///
@@ -326,37 +333,56 @@ impl MallocType {
     /// kernel::malloc_define!(M_REALLOC_DOC, "realloc doc", "realloc() example");
     ///
     /// let p = M_REALLOC_DOC.malloc(10, GFP_KERNEL)?;
-    /// // SAFETY: `p` came from `M_REALLOC_DOC` with 10 bytes.
-    /// let p = unsafe { M_REALLOC_DOC.realloc(p.as_ptr().cast(), 10, 100, GFP_KERNEL)? };
+    /// // SAFETY: `p` came from `M_REALLOC_DOC`.
+    /// let p = unsafe { M_REALLOC_DOC.realloc(p.as_ptr().cast(), 100, GFP_KERNEL)? };
     /// assert_eq!(M_REALLOC_DOC.stats().mem_use(), 128);
-    /// // SAFETY: `p` came from `M_REALLOC_DOC` with 100 bytes and is not used again.
-    /// unsafe { M_REALLOC_DOC.free(p.as_ptr().cast(), 100) };
+    /// // SAFETY: `p` came from `M_REALLOC_DOC` and is not used again.
+    /// unsafe { M_REALLOC_DOC.free(p.as_ptr().cast()) };
     /// # Ok::<(), Error>(())
     /// ```
     pub unsafe fn realloc(
         &self,
         ptr: *mut u8,
-        old_size: usize,
         new_size: usize,
         flags: Flags,
     ) -> Result<NonNull<[u8]>, AllocError> {
-        let layout = Layout::from_size_align(new_size, 1).map_err(|_| AllocError)?;
-        let old_layout = Layout::from_size_align(old_size, 1).map_err(|_| AllocError)?;
-        // SAFETY: By the safety requirements `ptr` is null or a live allocation of the raw API
-        // of this type of `old_layout`: a kmalloc allocation of this type.
-        unsafe {
-            self.realloc_layout(
-                NonNull::new(ptr),
-                layout,
-                old_layout,
-                flags,
-                NumaNode::NO_NODE,
-            )
-        }
+        // SAFETY: By the safety requirements `ptr` is null, dangling or a live allocation of
+        // the raw API of this type.
+        unsafe { self.realloc_node(ptr, new_size, flags, NumaNode::NO_NODE) }
     }
 
-    /// Frees `ptr`, allocated with `size` bytes (`free(ptr, type)`); null (or `size` 0) is a
-    /// no-op.
+    /// [`MallocType::realloc`] on NUMA node `nid`, for the C entry point `krealloc_mt()`.
+    ///
+    /// # Safety
+    ///
+    /// As for [`MallocType::realloc`].
+    pub(crate) unsafe fn realloc_node(
+        &self,
+        ptr: *mut u8,
+        new_size: usize,
+        flags: Flags,
+        nid: NumaNode,
+    ) -> Result<NonNull<[u8]>, AllocError> {
+        let layout = Layout::from_size_align(new_size, 1).map_err(|_| AllocError)?;
+        let old = if zero_or_null(ptr) {
+            0
+        } else {
+            // SAFETY: `ptr` is a live kmalloc allocation of the raw API (safety requirements).
+            unsafe { bindings::malloc_type_block_size(ptr.cast()) }
+        };
+        // Its size class: what it was charged, and what `move_block()` may copy from it.
+        let old_layout = Layout::from_size_align(old, 1).map_err(|_| AllocError)?;
+        let ptr = if old == 0 { None } else { NonNull::new(ptr) };
+        // SAFETY: By the safety requirements `ptr` is `None` or a live allocation of the raw API
+        // of this type, a kmalloc block of size class `old_layout.size()`.
+        unsafe { self.realloc_layout(ptr, layout, old_layout, flags, nid) }
+    }
+
+    /// Frees `ptr` (`free(ptr, type)`); null, and the dangling pointer of a zero-byte
+    /// allocation, are a no-op.
+    ///
+    /// No size is passed, as FreeBSD's `free(9)` takes none: the block tells the size class it
+    /// was charged (`malloc_type_block_size()`), so a wrong size cannot corrupt the counters.
     ///
     /// # Context
     ///
@@ -364,11 +390,11 @@ impl MallocType {
     ///
     /// # Safety
     ///
-    /// `ptr` is null, or was returned for `size` bytes by [`MallocType::malloc`],
-    /// [`MallocType::zmalloc`], [`MallocType::mallocarray`] or [`MallocType::realloc`] of this
-    /// type and not freed since, and is not used again. Memory of [`TypedAlloc`] and
-    /// [`TypedKVAlloc`] is freed by its container, not here (and `TypedKVAlloc`'s may be vmalloc
-    /// memory, which `kfree()` cannot take).
+    /// `ptr` is null, or was returned by [`MallocType::malloc`], [`MallocType::zmalloc`],
+    /// [`MallocType::mallocarray`] or [`MallocType::realloc`] of this type (or by the C
+    /// functions `kmalloc_mt()` and friends for it) and not freed since, and is not used again.
+    /// Memory of [`TypedAlloc`] and [`TypedKVAlloc`] is freed by its container, not here (and
+    /// `TypedKVAlloc`'s may be vmalloc memory, which `kfree()` cannot take).
     ///
     /// # Examples
     ///
@@ -376,17 +402,23 @@ impl MallocType {
     /// kernel::malloc_define!(M_FREE_DOC, "free doc", "free() example");
     ///
     /// // SAFETY: Freeing null is a no-op.
-    /// unsafe { M_FREE_DOC.free(core::ptr::null_mut(), 8) };
+    /// unsafe { M_FREE_DOC.free(core::ptr::null_mut()) };
+    /// let p = M_FREE_DOC.malloc(0, GFP_KERNEL)?;
+    /// // SAFETY: A zero-byte allocation is freed as null.
+    /// unsafe { M_FREE_DOC.free(p.as_ptr().cast()) };
     /// assert_eq!(M_FREE_DOC.stats().numfrees, 0);
+    /// # Ok::<(), Error>(())
     /// ```
-    pub unsafe fn free(&self, ptr: *mut u8, size: usize) {
-        if ptr.is_null() || size == 0 {
+    pub unsafe fn free(&self, ptr: *mut u8) {
+        if zero_or_null(ptr) {
             return;
         }
         // SAFETY: By the safety requirements `ptr` is a live allocation of the raw API of this
-        // type, which allocates from kmalloc (the shared caches or its zone's buckets).
+        // type: a kmalloc block (the shared caches, its zone's buckets, or a large kmalloc).
+        let size = unsafe { bindings::malloc_type_block_size(ptr.cast()) };
+        // SAFETY: As above; it is not used again.
         unsafe { bindings::kfree(ptr.cast()) };
-        self.account_free(accounted_size(size));
+        self.account_free(size);
     }
 
     /// [`KVmalloc`]'s allocator charging this type, with the contract of
@@ -476,6 +508,14 @@ fn kvmalloc_accounting(p: NonNull<u8>, size: usize) -> (usize, i32) {
     } else {
         (accounted_size(size), zindx(size))
     }
+}
+
+/// Returns whether `p` is null or `ZERO_SIZE_PTR` and below (C's `ZERO_OR_NULL_PTR()`): no
+/// block. The dangling pointers of zero-byte allocations with an alignment of at most 16 are
+/// among them.
+#[inline]
+pub(crate) fn zero_or_null<T>(p: *const T) -> bool {
+    p.addr() <= 16
 }
 
 /// Names a [`MallocType`] at the type level, so that an [`Allocator`] can charge it.
@@ -586,7 +626,8 @@ mod tests {
     use super::super::{
         numzones,
         zone_for_name,
-        Stats, //
+        Stats,
+        KMALLOC_MAX_CACHE_SIZE, //
     };
     use super::*;
     use crate::alloc::{
@@ -641,7 +682,7 @@ mod tests {
                 unsafe { p.cast::<u8>().as_ptr().add(size - 1).write(0xa5) };
             }
             // SAFETY: `p` came from `t` with `size` bytes and is not used again.
-            unsafe { t.free(p.as_ptr().cast(), size) };
+            unsafe { t.free(p.as_ptr().cast()) };
             let after = t.stats();
             assert_eq!(after.memfreed - mid.memfreed, acc as u64);
             assert_eq!(after.numfrees - mid.numfrees, n);
@@ -664,7 +705,7 @@ mod tests {
         unsafe { ptr::write_bytes(p.as_ptr().cast::<u8>(), 0x5a, 10) };
         // In place (same bucket): accounted as a free of 16 and an allocation of 16.
         // SAFETY: `p` came from `t` with 10 bytes.
-        let p = unsafe { t.realloc(p.as_ptr().cast(), 10, 12, GFP_KERNEL)? };
+        let p = unsafe { t.realloc(p.as_ptr().cast(), 12, GFP_KERNEL)? };
         let s = t.stats();
         assert_eq!(
             (s.numallocs, s.numfrees, s.memalloced, s.memfreed),
@@ -672,11 +713,11 @@ mod tests {
         );
         // Growth.
         // SAFETY: `p` came from `t` with 12 bytes.
-        let p = unsafe { t.realloc(p.as_ptr().cast(), 12, 100, GFP_KERNEL)? };
+        let p = unsafe { t.realloc(p.as_ptr().cast(), 100, GFP_KERNEL)? };
         assert_eq!(t.stats().mem_use(), 128);
         // Shrink.
         // SAFETY: `p` came from `t` with 100 bytes.
-        let p = unsafe { t.realloc(p.as_ptr().cast(), 100, 50, GFP_KERNEL)? };
+        let p = unsafe { t.realloc(p.as_ptr().cast(), 50, GFP_KERNEL)? };
         assert_eq!(t.stats().mem_use(), 64);
         // SAFETY: `p` is valid for 50 bytes, of which the first 10 were kept.
         let bytes = unsafe { core::slice::from_raw_parts(p.as_ptr().cast::<u8>(), 10) };
@@ -684,23 +725,79 @@ mod tests {
         // A failed resize keeps the block and the counters.
         let before = t.stats();
         // SAFETY: `p` came from `t` with 50 bytes.
-        let r = unsafe { t.realloc(p.as_ptr().cast(), 50, KMALLOC_MAX_SIZE + 1, GFP_KERNEL) };
+        let r = unsafe { t.realloc(p.as_ptr().cast(), KMALLOC_MAX_SIZE + 1, GFP_KERNEL) };
         assert!(r.is_err());
         assert!(t.stats() == before);
         // Resize to 0 frees.
         // SAFETY: `p` came from `t` with 50 bytes and is not used again.
-        let z = unsafe { t.realloc(p.as_ptr().cast(), 50, 0, GFP_KERNEL)? };
+        let z = unsafe { t.realloc(p.as_ptr().cast(), 0, GFP_KERNEL)? };
         assert_eq!(z.len(), 0);
         let s = t.stats();
         assert_eq!((s.in_use(), s.mem_use()), (0, 0));
         assert_eq!((s.numallocs, s.numfrees), (4, 4));
         // Realloc of null allocates.
         // SAFETY: Null is accepted.
-        let p = unsafe { t.realloc(ptr::null_mut(), 0, 8, GFP_KERNEL)? };
+        let p = unsafe { t.realloc(ptr::null_mut(), 8, GFP_KERNEL)? };
         assert_eq!(t.stats().in_use(), 1);
         // SAFETY: `p` came from `t` with 8 bytes and is not used again.
-        unsafe { t.free(p.as_ptr().cast(), 8) };
+        unsafe { t.free(p.as_ptr().cast()) };
         assert_eq!(t.stats().in_use(), 0);
+        Ok(())
+    }
+
+    /// `free` takes no size: the block tells what it was charged. Before, `malloc(100)` then
+    /// `free(p, 8)` left 120 bytes in use for good; now there is no size to get wrong, and every
+    /// block's size is its accounted size, whatever the size class or the large kmalloc.
+    #[test]
+    fn free_takes_the_size_from_the_block() -> Result {
+        crate::malloc_define!(M_T_SIZELESS, "kunit sizeless", "free() without a size");
+        let t = &M_T_SIZELESS;
+        let p = t.malloc(100, GFP_KERNEL)?;
+        // SAFETY: `p` came from `t` and is not used again.
+        unsafe { t.free(p.as_ptr().cast()) };
+        let s = t.stats();
+        assert_eq!((s.memalloced, s.memfreed, s.mem_use()), (128, 128, 0));
+        let sizes = [
+            1,
+            8,
+            9,
+            95,
+            96,
+            97,
+            100,
+            192,
+            193,
+            2048,
+            4095,
+            4096,
+            4097,
+            KMALLOC_MAX_CACHE_SIZE,
+            KMALLOC_MAX_CACHE_SIZE + 1,
+            20000,
+            65536 + 1,
+        ];
+        for size in sizes {
+            let p = t.malloc(size, GFP_KERNEL)?;
+            // SAFETY: `p` is a live block of `t`.
+            let block = unsafe { bindings::malloc_type_block_size(p.as_ptr().cast()) };
+            assert_eq!(block, accounted_size(size));
+            // SAFETY: `p` came from `t` and is not used again.
+            unsafe { t.free(p.as_ptr().cast()) };
+            assert_eq!(t.stats().mem_use(), 0);
+        }
+        // A resize that moves copies the old block up to its size class, never past the block.
+        let p = t.malloc(4000, GFP_KERNEL)?;
+        // SAFETY: `p` is valid for 4000 bytes.
+        unsafe { ptr::write_bytes(p.as_ptr().cast::<u8>(), 3, 4000) };
+        // SAFETY: `p` came from `t`.
+        let p = unsafe { t.realloc(p.as_ptr().cast(), 9000, GFP_KERNEL)? };
+        // SAFETY: The first 4000 bytes were kept.
+        let kept = unsafe { core::slice::from_raw_parts(p.as_ptr().cast::<u8>(), 4000) };
+        assert!(kept.iter().all(|&b| b == 3));
+        assert_eq!(t.stats().mem_use(), 16384);
+        // SAFETY: `p` came from `t` and is not used again.
+        unsafe { t.free(p.as_ptr().cast()) };
+        assert_eq!(t.stats().mem_use(), 0);
         Ok(())
     }
 
@@ -729,10 +826,10 @@ mod tests {
         let p = t.mallocarray(3, 4, GFP_KERNEL)?;
         assert_eq!(t.stats().memalloced, 16);
         // SAFETY: `p` came from `t` with 12 bytes and is not used again.
-        unsafe { t.free(p.as_ptr().cast(), 12) };
+        unsafe { t.free(p.as_ptr().cast()) };
         // Freeing null is a no-op.
         // SAFETY: Null is accepted.
-        unsafe { t.free(ptr::null_mut(), 12) };
+        unsafe { t.free(ptr::null_mut()) };
         let s = t.stats();
         assert_eq!((s.numallocs, s.numfrees), (1, 1));
         Ok(())
@@ -772,7 +869,7 @@ mod tests {
             // SAFETY: `p` is valid for 24 bytes.
             unsafe { ptr::write_bytes(p.as_ptr().cast::<u8>(), 7, 24) };
             // SAFETY: `p` came from `t` with 24 bytes.
-            let p = unsafe { t.realloc(p.as_ptr().cast(), 24, 300, GFP_KERNEL)? };
+            let p = unsafe { t.realloc(p.as_ptr().cast(), 300, GFP_KERNEL)? };
             // SAFETY: The first 24 bytes were kept.
             let kept = unsafe { core::slice::from_raw_parts(p.as_ptr().cast::<u8>(), 24) };
             assert!(kept.iter().all(|&b| b == 7));
@@ -782,7 +879,7 @@ mod tests {
                 (32 + 512, 32, (1 << 2) | (1 << 8))
             );
             // SAFETY: `p` came from `t` with 300 bytes and is not used again.
-            unsafe { t.free(p.as_ptr().cast(), 300) };
+            unsafe { t.free(p.as_ptr().cast()) };
             assert_eq!(t.stats().mem_use(), 0);
         }
         Ok(())
@@ -953,7 +1050,7 @@ mod tests {
         // SAFETY: `p` is valid for 4000 bytes.
         unsafe { ptr::write_bytes(p.as_ptr().cast::<u8>(), 0x3c, 4000) };
         // SAFETY: `p` came from `t` with 4000 bytes.
-        let p = unsafe { t.realloc(p.as_ptr().cast(), 4000, 10, GFP_KERNEL)? };
+        let p = unsafe { t.realloc(p.as_ptr().cast(), 10, GFP_KERNEL)? };
         let s = t.stats();
         assert_eq!((s.in_use(), s.mem_use()), (1, 16));
         assert_eq!(s.size, (1 << 1) | (1 << 11));
@@ -965,10 +1062,10 @@ mod tests {
         // A resize within the size class is charged the same (`krealloc()` keeps the block,
         // except a KFENCE object).
         // SAFETY: `p` came from `t` with 10 bytes.
-        let q = unsafe { t.realloc(p.as_ptr().cast(), 10, 12, GFP_KERNEL)? };
+        let q = unsafe { t.realloc(p.as_ptr().cast(), 12, GFP_KERNEL)? };
         assert_eq!(t.stats().mem_use(), 16);
         // SAFETY: `q` came from `t` with 12 bytes and is not used again.
-        unsafe { t.free(q.as_ptr().cast(), 12) };
+        unsafe { t.free(q.as_ptr().cast()) };
 
         // `Vec::shrink_to` with `TypedAlloc` and with `TypedKVAlloc` (kmalloc memory).
         fn vec_shrinks<A: Allocator>() -> Result {

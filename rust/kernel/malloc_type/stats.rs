@@ -252,7 +252,7 @@ impl MallocType {
     /// let s = M_STATS_DOC.stats();
     /// assert_eq!((s.numallocs, s.memalloced, s.size), (1, 128, 1 << 5));
     /// // SAFETY: `p` came from `M_STATS_DOC` and is not used again.
-    /// unsafe { M_STATS_DOC.free(p.as_ptr().cast(), 100) };
+    /// unsafe { M_STATS_DOC.free(p.as_ptr().cast()) };
     /// assert_eq!(M_STATS_DOC.stats().mem_use(), 0);
     /// # Ok::<(), Error>(())
     /// ```
@@ -394,8 +394,8 @@ mod tests {
             let c = t.malloc(5000, GFP_NOWAIT)?;
             // SAFETY: Each pointer came from `t` with the given size and is not used again.
             unsafe {
-                t.free(a.as_ptr().cast(), 10);
-                t.free(b.as_ptr().cast(), 200);
+                t.free(a.as_ptr().cast());
+                t.free(b.as_ptr().cast());
             }
             let s = t.stats_cpu(guard.cpu());
             assert_eq!(s.memalloced, 16 + 256 + 8192);
@@ -404,7 +404,7 @@ mod tests {
             assert_eq!(s.numfrees, 2);
             assert_eq!(s.size, (1 << 1) | (1 << 7) | (1 << 12));
             // SAFETY: As above.
-            unsafe { t.free(c.as_ptr().cast(), 5000) };
+            unsafe { t.free(c.as_ptr().cast()) };
             guard.cpu()
         };
         for other in percpu::possible_cpus().filter(|&c| c != cpu) {
@@ -466,7 +466,7 @@ mod tests {
             assert_eq!(s.size, 1 << 3);
             for &p in ptrs.iter().take(c + 1) {
                 // SAFETY: `p` came from `t` with 64 bytes and is not used again.
-                unsafe { t.free(p as *mut u8, 64) };
+                unsafe { t.free(p as *mut u8) };
             }
         }
         run_on(&all)?;
@@ -495,7 +495,7 @@ mod tests {
             (t.id(), t.zone(), false)
         );
         // SAFETY: `p` came from `t` with 100 bytes and is not used again.
-        unsafe { t.free(p.as_ptr().cast(), 100) };
+        unsafe { t.free(p.as_ptr().cast()) };
         let s = t.stats();
         assert_eq!(
             (s.memfreed, s.numfrees, s.in_use(), s.mem_use()),
