@@ -2,23 +2,34 @@
 /*
  * Malloc types: FreeBSD-style typed kernel allocation accounting.
  *
- * A malloc type is a static, named object defined with the Rust macro
- * kernel::malloc_define!(). It carries per-CPU statistics laid out as
- * FreeBSD's struct malloc_type_stats (see <uapi/linux/malloc_type.h>).
+ * A malloc type is a static, named object defined with MALLOC_DEFINE() in C
+ * or the Rust macro kernel::malloc_define!(). It carries per-CPU statistics
+ * laid out as FreeBSD's struct malloc_type_stats (see
+ * <uapi/linux/malloc_type.h>).
  *
- * Types are found without any call from their owner: the macro places a
+ * Types are found without any call from their owner: both macros place a
  * pointer to each type in the section "__malloc_types_ptrs". Types of
  * vmlinux are registered at boot, types of a module when the module is
  * coming and unregistered when it is going (see mm/malloc_type.c).
+ *
+ * C code allocates through a type with the kmalloc-family functions below,
+ * the type last: kmalloc_mt(), kzalloc_mt(), kmalloc_array_mt(),
+ * kcalloc_mt(), krealloc_mt(), kfree_mt(), and kvmalloc_mt(), kvzalloc_mt(),
+ * kvmalloc_array_mt(), kvfree_mt(). The accounting itself is implemented
+ * once, in Rust (rust/kernel/malloc_type/c_api.rs); these are thin wrappers.
  *
  * Documentation/core-api/malloc_types.rst describes the design.
  */
 #ifndef _LINUX_MALLOC_TYPE_H
 #define _LINUX_MALLOC_TYPE_H
 
+#include <linux/build_bug.h>
 #include <linux/compiler_types.h>
 #include <linux/gfp_types.h>
 #include <linux/list.h>
+#include <linux/numa.h>
+#include <linux/overflow.h>
+#include <linux/slab.h>
 #include <linux/types.h>
 #include <uapi/linux/malloc_type.h>
 
@@ -72,6 +83,58 @@ struct malloc_type {
 	struct malloc_type_internal	ks_mti;
 };
 
+/*
+ * Puts a pointer to @type in the section the registry reads (nothing without
+ * CONFIG_MALLOC_TYPES, where a type is only a name).
+ */
+#ifdef CONFIG_MALLOC_TYPES
+#define __MALLOC_TYPE_ENTRY(type)					\
+	static struct malloc_type *const __malloc_type_ptr_##type	\
+	__used __section("__malloc_types_ptrs") = type
+#else
+#define __MALLOC_TYPE_ENTRY(type)					\
+	static_assert(1)
+#endif
+
+/**
+ * MALLOC_DEFINE() - define a malloc type
+ * @type: the C name of the type, by convention M_FOO (an array of one
+ *	struct malloc_type, so that @type is the pointer the allocation
+ *	functions take, as in FreeBSD).
+ * @shortdesc: its name, a string literal of 1 to MALLOC_TYPE_NAME_MAX bytes
+ *	(checked at compile time); shown by /proc/malloc_types and the tools.
+ * @longdesc: its description, a string literal.
+ *
+ * FreeBSD's MALLOC_DEFINE(9), same arguments in the same order. The type is
+ * registered with no call from its owner: at boot in vmlinux, when the
+ * module loads in a module; a module's types are removed when it unloads,
+ * with a warning for a type that still has memory allocated. Use it at file
+ * scope, once per type; other files name the type after MALLOC_DECLARE().
+ *
+ * Example::
+ *
+ *	MALLOC_DEFINE(M_FOO, "foo bar", "FooBar subsystem");
+ *
+ *	struct foo *f = kzalloc_mt(sizeof(*f), GFP_KERNEL, M_FOO);
+ *	...
+ *	kfree_mt(f, M_FOO);
+ */
+#define MALLOC_DEFINE(type, shortdesc, longdesc)			\
+	static_assert(sizeof("" shortdesc) >= 2 &&			\
+		      sizeof("" shortdesc) <= MALLOC_TYPE_NAME_MAX + 1,	\
+		      "malloc type name must be 1 to 31 bytes");	\
+	struct malloc_type type[1] = { {				\
+		.ks_shortdesc = "" shortdesc,				\
+		.ks_longdesc = "" longdesc,				\
+	} };								\
+	__MALLOC_TYPE_ENTRY(type)
+
+/**
+ * MALLOC_DECLARE() - declare a malloc type defined in another file
+ * @type: the C name given to MALLOC_DEFINE().
+ */
+#define MALLOC_DECLARE(type)	extern struct malloc_type type[1]
+
 #ifdef CONFIG_MALLOC_TYPES
 
 struct module;
@@ -88,9 +151,265 @@ void *malloc_type_zone_alloc(const struct malloc_type *mtp, size_t size,
 void malloc_type_probe_name(char *name);
 size_t malloc_type_block_size(const void *p);
 void malloc_type_block_copy(void *to, const void *from, size_t len);
-/* For the KUnit tests (CONFIG_RUST_MALLOC_TYPE_KUNIT_TEST). */
+/* For the KUnit tests of the zones, in Rust and in C. */
 bool malloc_type_test_cache_of(const void *p, const char **name,
 			       unsigned int *usersize);
+
+/* The C entry points, implemented in Rust (rust/kernel/malloc_type/c_api.rs). */
+void *malloc_type_kmalloc_node(size_t size, gfp_t flags, int node,
+			       struct malloc_type *mtp);
+void *malloc_type_krealloc(const void *p, size_t new_size, gfp_t flags,
+			   struct malloc_type *mtp);
+void malloc_type_kfree(const void *p, struct malloc_type *mtp);
+void *malloc_type_kvmalloc_node(size_t size, gfp_t flags, int node,
+				struct malloc_type *mtp);
+void malloc_type_kvfree(const void *p, struct malloc_type *mtp);
+
+/**
+ * kmalloc_node_mt() - kmalloc_node() charged to a malloc type
+ * @size: bytes wanted.
+ * @flags: GFP flags, as for kmalloc().
+ * @node: the NUMA node, or NUMA_NO_NODE.
+ * @type: the malloc type (MALLOC_DEFINE()).
+ *
+ * FreeBSD's malloc_domainset(9). The block comes from the shared kmalloc
+ * caches for a type in zone 0 and from its zone's buckets otherwise
+ * (malloc_types.numzones=), and is charged its size class (or its pages above
+ * KMALLOC_MAX_CACHE_SIZE); the dtmalloc:malloc event fires. A failure, a size
+ * above KMALLOC_MAX_SIZE or a NULL @type (a bug, with a warning) changes no
+ * counter and returns NULL. Zero bytes: ZERO_SIZE_PTR, nothing charged.
+ *
+ * Context: as for kmalloc() with @flags.
+ * Return: the memory, to be freed with kfree_mt() of the same type; or NULL.
+ */
+static inline void *kmalloc_node_mt(size_t size, gfp_t flags, int node,
+				    struct malloc_type *type)
+{
+	return malloc_type_kmalloc_node(size, flags, node, type);
+}
+
+/**
+ * kmalloc_mt() - kmalloc() charged to a malloc type
+ * @size: bytes wanted.
+ * @flags: GFP flags, as for kmalloc().
+ * @type: the malloc type (MALLOC_DEFINE()).
+ *
+ * FreeBSD's malloc(9) with the type last; see kmalloc_node_mt().
+ *
+ * Context: as for kmalloc() with @flags.
+ * Return: the memory, to be freed with kfree_mt() of the same type; or NULL.
+ */
+static inline void *kmalloc_mt(size_t size, gfp_t flags,
+			       struct malloc_type *type)
+{
+	return malloc_type_kmalloc_node(size, flags, NUMA_NO_NODE, type);
+}
+
+/**
+ * kzalloc_mt() - kzalloc() charged to a malloc type
+ * @size: bytes wanted.
+ * @flags: GFP flags, as for kmalloc().
+ * @type: the malloc type.
+ *
+ * malloc(9) with M_ZERO; see kmalloc_mt().
+ *
+ * Context: as for kmalloc() with @flags.
+ * Return: zeroed memory, to be freed with kfree_mt(); or NULL.
+ */
+static inline void *kzalloc_mt(size_t size, gfp_t flags,
+			       struct malloc_type *type)
+{
+	return malloc_type_kmalloc_node(size, flags | __GFP_ZERO, NUMA_NO_NODE,
+					type);
+}
+
+/**
+ * kmalloc_array_mt() - kmalloc_array() charged to a malloc type
+ * @n: number of elements.
+ * @size: bytes per element.
+ * @flags: GFP flags, as for kmalloc().
+ * @type: the malloc type.
+ *
+ * FreeBSD's mallocarray(9), except that an overflow of @n * @size returns
+ * NULL (no counter changes) instead of panicking.
+ *
+ * Context: as for kmalloc() with @flags.
+ * Return: the memory, to be freed with kfree_mt(); or NULL.
+ */
+static inline void *kmalloc_array_mt(size_t n, size_t size, gfp_t flags,
+				     struct malloc_type *type)
+{
+	size_t bytes;
+
+	if (unlikely(check_mul_overflow(n, size, &bytes)))
+		return NULL;
+	return malloc_type_kmalloc_node(bytes, flags, NUMA_NO_NODE, type);
+}
+
+/**
+ * kcalloc_mt() - kcalloc() charged to a malloc type
+ * @n: number of elements.
+ * @size: bytes per element.
+ * @flags: GFP flags, as for kmalloc().
+ * @type: the malloc type.
+ *
+ * kmalloc_array_mt() with zeroed memory.
+ *
+ * Context: as for kmalloc() with @flags.
+ * Return: zeroed memory, to be freed with kfree_mt(); or NULL.
+ */
+static inline void *kcalloc_mt(size_t n, size_t size, gfp_t flags,
+			       struct malloc_type *type)
+{
+	return kmalloc_array_mt(n, size, flags | __GFP_ZERO, type);
+}
+
+/**
+ * krealloc_mt() - krealloc() charged to a malloc type
+ * @p: NULL, ZERO_SIZE_PTR, or memory of kmalloc_mt() and friends of @type.
+ * @new_size: bytes wanted; 0 frees @p and returns ZERO_SIZE_PTR.
+ * @flags: GFP flags, as for kmalloc().
+ * @type: the malloc type @p was charged to.
+ *
+ * FreeBSD's realloc(9). The contents are kept up to the smaller size. A
+ * resize within the size class keeps the block; a resize to another size
+ * class moves the contents to a new block, so that the block always consumes
+ * what it is charged. The change counts as a free and an allocation.
+ *
+ * Context: as for kmalloc() with @flags.
+ * Return: the memory, or NULL on failure, with @p unchanged and still
+ * allocated, and no counter changed.
+ */
+static inline void *krealloc_mt(const void *p, size_t new_size, gfp_t flags,
+				struct malloc_type *type)
+{
+	return malloc_type_krealloc(p, new_size, flags, type);
+}
+
+/**
+ * kfree_mt() - free memory charged to a malloc type
+ * @p: NULL, ZERO_SIZE_PTR (no-op), or memory of kmalloc_mt() and friends.
+ * @type: the malloc type @p was charged to.
+ *
+ * FreeBSD's free(9): no size is passed, the block tells what it was charged
+ * (malloc_type_block_size()), so a wrong size cannot corrupt the counters.
+ *
+ * Context: any context, as kfree().
+ */
+static inline void kfree_mt(const void *p, struct malloc_type *type)
+{
+	malloc_type_kfree(p, type);
+}
+
+/**
+ * kvmalloc_node_mt() - kvmalloc_node() charged to a malloc type
+ * @size: bytes wanted.
+ * @flags: GFP flags, as for kvmalloc().
+ * @node: the NUMA node, or NUMA_NO_NODE.
+ * @type: the malloc type.
+ *
+ * kmalloc, falling back to vmalloc for sizes or situations kmalloc cannot
+ * serve. A kmalloc block is charged its size class; a vmalloc block its size
+ * rounded up to whole pages, with zindx -1. Zero bytes: ZERO_SIZE_PTR.
+ *
+ * Context: process context, as kvmalloc() (may sleep with GFP_KERNEL).
+ * Return: the memory, to be freed with kvfree_mt(); or NULL.
+ */
+static inline void *kvmalloc_node_mt(size_t size, gfp_t flags, int node,
+				     struct malloc_type *type)
+{
+	return malloc_type_kvmalloc_node(size, flags, node, type);
+}
+
+/**
+ * kvmalloc_mt() - kvmalloc() charged to a malloc type
+ * @size: bytes wanted.
+ * @flags: GFP flags, as for kvmalloc().
+ * @type: the malloc type.
+ *
+ * See kvmalloc_node_mt().
+ *
+ * Context: process context, as kvmalloc().
+ * Return: the memory, to be freed with kvfree_mt(); or NULL.
+ */
+static inline void *kvmalloc_mt(size_t size, gfp_t flags,
+				struct malloc_type *type)
+{
+	return malloc_type_kvmalloc_node(size, flags, NUMA_NO_NODE, type);
+}
+
+/**
+ * kvzalloc_mt() - kvzalloc() charged to a malloc type
+ * @size: bytes wanted.
+ * @flags: GFP flags, as for kvmalloc().
+ * @type: the malloc type.
+ *
+ * Context: process context, as kvmalloc().
+ * Return: zeroed memory, to be freed with kvfree_mt(); or NULL.
+ */
+static inline void *kvzalloc_mt(size_t size, gfp_t flags,
+				struct malloc_type *type)
+{
+	return malloc_type_kvmalloc_node(size, flags | __GFP_ZERO,
+					 NUMA_NO_NODE, type);
+}
+
+/**
+ * kvmalloc_array_mt() - kvmalloc_array() charged to a malloc type
+ * @n: number of elements.
+ * @size: bytes per element.
+ * @flags: GFP flags, as for kvmalloc().
+ * @type: the malloc type.
+ *
+ * Context: process context, as kvmalloc().
+ * Return: the memory, to be freed with kvfree_mt(); NULL on failure or when
+ * @n * @size overflows (no counter changes then).
+ */
+static inline void *kvmalloc_array_mt(size_t n, size_t size, gfp_t flags,
+				      struct malloc_type *type)
+{
+	size_t bytes;
+
+	if (unlikely(check_mul_overflow(n, size, &bytes)))
+		return NULL;
+	return malloc_type_kvmalloc_node(bytes, flags, NUMA_NO_NODE, type);
+}
+
+/**
+ * kvfree_mt() - free memory of kvmalloc_mt() and friends
+ * @p: NULL, ZERO_SIZE_PTR (no-op), or memory of kvmalloc_mt() and friends.
+ * @type: the malloc type @p was charged to.
+ *
+ * No size: the block tells what it was charged, kmalloc or vmalloc.
+ *
+ * Context: as kvfree(): may sleep for vmalloc memory outside interrupts.
+ */
+static inline void kvfree_mt(const void *p, struct malloc_type *type)
+{
+	malloc_type_kvfree(p, type);
+}
+
+#else /* !CONFIG_MALLOC_TYPES */
+
+/* Without malloc types the functions are the kmalloc family, uncharged. */
+#define kmalloc_node_mt(size, flags, node, type)			\
+	((void)(type), kmalloc_node(size, flags, node))
+#define kmalloc_mt(size, flags, type)	((void)(type), kmalloc(size, flags))
+#define kzalloc_mt(size, flags, type)	((void)(type), kzalloc(size, flags))
+#define kmalloc_array_mt(n, size, flags, type)				\
+	((void)(type), kmalloc_array(n, size, flags))
+#define kcalloc_mt(n, size, flags, type)				\
+	((void)(type), kcalloc(n, size, flags))
+#define krealloc_mt(p, new_size, flags, type)				\
+	((void)(type), krealloc(p, new_size, flags))
+#define kfree_mt(p, type)		((void)(type), kfree(p))
+#define kvmalloc_node_mt(size, flags, node, type)			\
+	((void)(type), kvmalloc_node(size, flags, node))
+#define kvmalloc_mt(size, flags, type)	((void)(type), kvmalloc(size, flags))
+#define kvzalloc_mt(size, flags, type)	((void)(type), kvzalloc(size, flags))
+#define kvmalloc_array_mt(n, size, flags, type)				\
+	((void)(type), kvmalloc_array(n, size, flags))
+#define kvfree_mt(p, type)		((void)(type), kvfree(p))
 
 #endif /* CONFIG_MALLOC_TYPES */
 

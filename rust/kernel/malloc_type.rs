@@ -2,7 +2,9 @@
 
 //! Malloc types: FreeBSD-style typed allocation accounting.
 //!
-//! A malloc type is a static, named object declared with [`malloc_define!`](crate::malloc_define).
+//! A malloc type is a static, named object declared with [`malloc_define!`](crate::malloc_define)
+//! (or `MALLOC_DEFINE()` in C, whose kmalloc-style functions are implemented in
+//! `malloc_type/c_api.rs`).
 //! Allocations made through a type ([`MallocType::malloc`], or [`Box`]/[`Vec`] with the
 //! [`TypedAlloc`] allocator) are charged to it: each type keeps per-CPU statistics laid out as
 //! FreeBSD's `struct malloc_type_stats` (bytes allocated and freed, numbers of allocations and
@@ -59,6 +61,7 @@ use crate::{
 use core::ptr;
 
 mod alloc;
+mod c_api;
 mod size_class;
 mod stats;
 mod trace;

@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests of the C API of malloc types (include/linux/malloc_type.h):
+ * MALLOC_DEFINE() and the kmalloc-family functions with a type, against the
+ * exact per-CPU counters of their types.
+ *
+ * The types are defined here, in vmlinux, so they are registered at boot,
+ * before the tests run. Each test uses types no other code allocates with,
+ * so exact deltas hold while the rest of the kernel runs.
+ */
+
+#include <kunit/test.h>
+#include <linux/cpumask.h>
+#include <linux/malloc_type.h>
+#include <linux/mm.h>
+#include <linux/percpu.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/vmalloc.h>
+
+MALLOC_DEFINE(M_KUNIT_C, "kunit c api", "KUnit: the C API of malloc types");
+MALLOC_DEFINE(M_KUNIT_C_REALLOC, "kunit c realloc", "KUnit: krealloc_mt()");
+MALLOC_DEFINE(M_KUNIT_C_KV, "kunit c kvmalloc", "KUnit: kvmalloc_mt()");
+MALLOC_DEFINE(M_KUNIT_C_FAIL, "kunit c failure", "KUnit: failures change nothing");
+MALLOC_DEFINE(M_KUNIT_C_ZONE_A, "kunit c zone a", "KUnit: zones from C");
+MALLOC_DEFINE(M_KUNIT_C_ZONE_B, "kunit c zone b", "KUnit: zones from C");
+MALLOC_DEFINE(M_KUNIT_C_ZONE_C, "kunit c zone c", "KUnit: zones from C");
+MALLOC_DEFINE(M_KUNIT_C_ZONE_D, "kunit c zone d", "KUnit: zones from C");
+
+/* The type's statistics, summed over the possible CPUs. */
+static struct malloc_type_stats mt_sum(struct malloc_type *mtp)
+{
+	struct malloc_type_stats __percpu *pcpu;
+	struct malloc_type_stats s = {};
+	int cpu;
+
+	pcpu = READ_ONCE(mtp->ks_mti.mti_stats);
+	if (!pcpu)
+		return s;
+	for_each_possible_cpu(cpu) {
+		struct malloc_type_stats *c = per_cpu_ptr(pcpu, cpu);
+
+		s.mts_memalloced += READ_ONCE(c->mts_memalloced);
+		s.mts_memfreed += READ_ONCE(c->mts_memfreed);
+		s.mts_numallocs += READ_ONCE(c->mts_numallocs);
+		s.mts_numfrees += READ_ONCE(c->mts_numfrees);
+		s.mts_size |= READ_ONCE(c->mts_size);
+	}
+	return s;
+}
+
+static s64 mt_mem_use(struct malloc_type *mtp)
+{
+	struct malloc_type_stats s = mt_sum(mtp);
+
+	return (s64)(s.mts_memalloced - s.mts_memfreed);
+}
+
+static void expect_stats(struct kunit *test, struct malloc_type *mtp,
+			 u64 memalloced, u64 memfreed, u64 numallocs,
+			 u64 numfrees)
+{
+	struct malloc_type_stats s = mt_sum(mtp);
+
+	KUNIT_EXPECT_EQ(test, s.mts_memalloced, memalloced);
+	KUNIT_EXPECT_EQ(test, s.mts_memfreed, memfreed);
+	KUNIT_EXPECT_EQ(test, s.mts_numallocs, numallocs);
+	KUNIT_EXPECT_EQ(test, s.mts_numfrees, numfrees);
+}
+
+/* MALLOC_DEFINE() types are registered at boot, with their names. */
+static void malloc_define_registers(struct kunit *test)
+{
+	KUNIT_EXPECT_STREQ(test, M_KUNIT_C->ks_shortdesc, "kunit c api");
+	KUNIT_EXPECT_STREQ(test, M_KUNIT_C->ks_longdesc,
+			   "KUnit: the C API of malloc types");
+	KUNIT_EXPECT_NOT_NULL(test, READ_ONCE(M_KUNIT_C->ks_mti.mti_stats));
+	KUNIT_EXPECT_GT(test, READ_ONCE(M_KUNIT_C->ks_mti.mti_id), 0ULL);
+	KUNIT_EXPECT_LT(test, READ_ONCE(M_KUNIT_C->ks_mti.mti_zone),
+			malloc_type_numzones());
+}
+
+/* kmalloc_mt(), kzalloc_mt() and kfree_mt(): size classes, no size to free. */
+static void kmalloc_kzalloc_kfree(struct kunit *test)
+{
+	static const size_t sizes[] = { 1, 8, 9, 96, 97, 100, 192, 193, 4096,
+					4097, 8192, 8193, 20000 };
+	struct malloc_type_stats before = mt_sum(M_KUNIT_C), s;
+	u64 acc = 0;
+	size_t i;
+	u8 *p;
+
+	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+		size_t want = sizes[i] <= KMALLOC_MAX_CACHE_SIZE ?
+			kmalloc_size_roundup(sizes[i]) :
+			PAGE_SIZE << get_order(sizes[i]);
+
+		p = kmalloc_mt(sizes[i], GFP_KERNEL, M_KUNIT_C);
+		KUNIT_ASSERT_NOT_NULL(test, p);
+		KUNIT_EXPECT_EQ(test, malloc_type_block_size(p), want);
+		memset(p, 0xa5, sizes[i]);
+		s = mt_sum(M_KUNIT_C);
+		KUNIT_EXPECT_EQ(test, s.mts_memalloced - before.mts_memalloced,
+				acc + want);
+		kfree_mt(p, M_KUNIT_C);
+		acc += want;
+	}
+	s = mt_sum(M_KUNIT_C);
+	KUNIT_EXPECT_EQ(test, s.mts_memfreed - before.mts_memfreed, acc);
+	KUNIT_EXPECT_EQ(test, s.mts_numallocs - before.mts_numallocs,
+			(u64)ARRAY_SIZE(sizes));
+	KUNIT_EXPECT_EQ(test, s.mts_numfrees - before.mts_numfrees,
+			(u64)ARRAY_SIZE(sizes));
+	/* zindx of 8, 16, 96, 128, 192, 256, 4096, 8192 (x86_64 order). */
+	KUNIT_EXPECT_NE(test, s.mts_size, 0ULL);
+
+	p = kzalloc_mt(300, GFP_KERNEL, M_KUNIT_C);
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	KUNIT_EXPECT_TRUE(test, mem_is_zero(p, 300));
+	KUNIT_EXPECT_EQ(test, mt_mem_use(M_KUNIT_C), 512);
+	kfree_mt(p, M_KUNIT_C);
+	KUNIT_EXPECT_EQ(test, mt_mem_use(M_KUNIT_C), 0);
+}
+
+/* Zero bytes, NULL and ZERO_SIZE_PTR: kmalloc's conventions, no counter. */
+static void zero_size_and_null(struct kunit *test)
+{
+	struct malloc_type_stats before = mt_sum(M_KUNIT_C);
+	void *p;
+
+	p = kmalloc_mt(0, GFP_KERNEL, M_KUNIT_C);
+	KUNIT_EXPECT_PTR_EQ(test, p, (void *)ZERO_SIZE_PTR);
+	kfree_mt(p, M_KUNIT_C);
+	kfree_mt(NULL, M_KUNIT_C);
+	p = kvmalloc_mt(0, GFP_KERNEL, M_KUNIT_C);
+	KUNIT_EXPECT_PTR_EQ(test, p, (void *)ZERO_SIZE_PTR);
+	kvfree_mt(p, M_KUNIT_C);
+	kvfree_mt(NULL, M_KUNIT_C);
+	KUNIT_EXPECT_EQ(test, malloc_type_block_size(NULL), 0UL);
+	KUNIT_EXPECT_EQ(test, malloc_type_block_size(ZERO_SIZE_PTR), 0UL);
+	expect_stats(test, M_KUNIT_C, before.mts_memalloced,
+		     before.mts_memfreed, before.mts_numallocs,
+		     before.mts_numfrees);
+}
+
+/* Arrays: overflow is NULL with no counter change; kcalloc_mt() zeroes. */
+static void arrays_and_overflow(struct kunit *test)
+{
+	u32 *a;
+
+	KUNIT_EXPECT_NULL(test, kmalloc_array_mt(SIZE_MAX / 2 + 1, 2,
+						 GFP_KERNEL, M_KUNIT_C_FAIL));
+	KUNIT_EXPECT_NULL(test, kcalloc_mt(2, SIZE_MAX, GFP_KERNEL,
+					   M_KUNIT_C_FAIL));
+	KUNIT_EXPECT_NULL(test, kvmalloc_array_mt(SIZE_MAX, SIZE_MAX,
+						  GFP_KERNEL, M_KUNIT_C_FAIL));
+	KUNIT_EXPECT_NULL(test, kmalloc_mt(KMALLOC_MAX_SIZE + 1,
+					   GFP_KERNEL | __GFP_NOWARN,
+					   M_KUNIT_C_FAIL));
+	KUNIT_EXPECT_NULL(test, kmalloc_node_mt(8, GFP_KERNEL, MAX_NUMNODES,
+						M_KUNIT_C_FAIL));
+	expect_stats(test, M_KUNIT_C_FAIL, 0, 0, 0, 0);
+
+	a = kcalloc_mt(5, sizeof(*a), GFP_KERNEL, M_KUNIT_C_FAIL);
+	KUNIT_ASSERT_NOT_NULL(test, a);
+	KUNIT_EXPECT_TRUE(test, mem_is_zero(a, 5 * sizeof(*a)));
+	expect_stats(test, M_KUNIT_C_FAIL, 32, 0, 1, 0);
+	kfree_mt(a, M_KUNIT_C_FAIL);
+	a = kmalloc_array_mt(3, 4, GFP_KERNEL, M_KUNIT_C_FAIL);
+	KUNIT_ASSERT_NOT_NULL(test, a);
+	kfree_mt(a, M_KUNIT_C_FAIL);
+	expect_stats(test, M_KUNIT_C_FAIL, 48, 48, 2, 2);
+}
+
+/*
+ * krealloc_mt(): within the size class the block stays; to another class it
+ * moves, growing or shrinking, so that it consumes what it is charged; the
+ * contents are kept; a failure keeps the block and the counters; zero bytes
+ * frees; NULL allocates.
+ */
+static void krealloc_rules(struct kunit *test)
+{
+	struct malloc_type *t = M_KUNIT_C_REALLOC;
+	u8 *p, *q;
+
+	p = kmalloc_mt(10, GFP_KERNEL, t);
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	memset(p, 0x5a, 10);
+	q = krealloc_mt(p, 12, GFP_KERNEL, t);
+	KUNIT_ASSERT_PTR_EQ(test, q, p);
+	expect_stats(test, t, 32, 16, 2, 1);
+
+	p = krealloc_mt(q, 100, GFP_KERNEL, t);
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	KUNIT_EXPECT_EQ(test, mt_mem_use(t), 128);
+	KUNIT_EXPECT_EQ(test, malloc_type_block_size(p), 128UL);
+
+	/* 4000 bytes, then 10: the 4096-byte object does not stay. */
+	q = krealloc_mt(p, 4000, GFP_KERNEL, t);
+	KUNIT_ASSERT_NOT_NULL(test, q);
+	KUNIT_EXPECT_EQ(test, mt_mem_use(t), 4096);
+	p = krealloc_mt(q, 10, GFP_KERNEL, t);
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	KUNIT_EXPECT_EQ(test, mt_mem_use(t), 16);
+	KUNIT_EXPECT_EQ(test, malloc_type_block_size(p), 16UL);
+	KUNIT_EXPECT_TRUE(test, !memchr_inv(p, 0x5a, 10));
+
+	q = krealloc_mt(p, KMALLOC_MAX_SIZE + 1, GFP_KERNEL | __GFP_NOWARN, t);
+	KUNIT_EXPECT_NULL(test, q);
+	KUNIT_EXPECT_EQ(test, mt_mem_use(t), 16);
+	KUNIT_EXPECT_TRUE(test, !memchr_inv(p, 0x5a, 10));
+
+	q = krealloc_mt(p, 0, GFP_KERNEL, t);
+	KUNIT_EXPECT_PTR_EQ(test, q, (u8 *)ZERO_SIZE_PTR);
+	KUNIT_EXPECT_EQ(test, mt_mem_use(t), 0);
+
+	p = krealloc_mt(NULL, 8, GFP_KERNEL, t);
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	q = krealloc_mt(ZERO_SIZE_PTR, 8, GFP_KERNEL, t);
+	KUNIT_ASSERT_NOT_NULL(test, q);
+	KUNIT_EXPECT_EQ(test, mt_mem_use(t), 16);
+	kfree_mt(p, t);
+	kfree_mt(q, t);
+	KUNIT_EXPECT_EQ(test, mt_mem_use(t), 0);
+	KUNIT_EXPECT_EQ(test, mt_sum(t).mts_numallocs, mt_sum(t).mts_numfrees);
+}
+
+/* kvmalloc_mt(): kmalloc blocks by size class, vmalloc ones by pages. */
+static void kvmalloc_kvfree(struct kunit *test)
+{
+	struct malloc_type *t = M_KUNIT_C_KV;
+	u8 *small, *big;
+
+	small = kvmalloc_mt(100, GFP_KERNEL, t);
+	KUNIT_ASSERT_NOT_NULL(test, small);
+	KUNIT_EXPECT_FALSE(test, is_vmalloc_addr(small));
+	KUNIT_EXPECT_EQ(test, mt_mem_use(t), 128);
+
+	big = kvzalloc_mt(KMALLOC_MAX_SIZE + 100, GFP_KERNEL, t);
+	KUNIT_ASSERT_NOT_NULL(test, big);
+	KUNIT_EXPECT_TRUE(test, is_vmalloc_addr(big));
+	KUNIT_EXPECT_TRUE(test, mem_is_zero(big, 4096));
+	KUNIT_EXPECT_EQ(test, malloc_type_block_size(big),
+			PAGE_ALIGN(KMALLOC_MAX_SIZE + 100));
+	KUNIT_EXPECT_EQ(test, mt_mem_use(t),
+			128 + PAGE_ALIGN(KMALLOC_MAX_SIZE + 100));
+
+	kvfree_mt(big, t);
+	kvfree_mt(small, t);
+	expect_stats(test, t, 128 + PAGE_ALIGN(KMALLOC_MAX_SIZE + 100),
+		     128 + PAGE_ALIGN(KMALLOC_MAX_SIZE + 100), 2, 2);
+	/* The vmalloc side has no size class: only the bit of 128 is set. */
+	KUNIT_EXPECT_EQ(test, hweight64(mt_sum(t).mts_size), 1);
+}
+
+/*
+ * With malloc_types.numzones > 1 a type outside zone 0 allocates from its
+ * zone's buckets ("malloc-zone<N>-<size>" caches), from C as from Rust,
+ * and krealloc_mt() keeps it there.
+ */
+static void zones_from_c(struct kunit *test)
+{
+	struct malloc_type *types[] = { M_KUNIT_C_ZONE_A, M_KUNIT_C_ZONE_B,
+					M_KUNIT_C_ZONE_C, M_KUNIT_C_ZONE_D };
+	unsigned int n = malloc_type_numzones();
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(types); i++) {
+		struct malloc_type *t = types[i];
+		u32 zone = READ_ONCE(t->ks_mti.mti_zone);
+		const char *cache;
+		unsigned int usersize;
+		char want[32];
+		u8 *p;
+
+		KUNIT_EXPECT_EQ(test, zone,
+				malloc_type_zone_for_name(t->ks_shortdesc, n));
+		p = kmalloc_mt(24, GFP_KERNEL, t);
+		KUNIT_ASSERT_NOT_NULL(test, p);
+		memset(p, 7, 24);
+		p = krealloc_mt(p, 300, GFP_KERNEL, t);
+		KUNIT_ASSERT_NOT_NULL(test, p);
+		KUNIT_EXPECT_TRUE(test, !memchr_inv(p, 7, 24));
+		KUNIT_ASSERT_TRUE(test, malloc_type_test_cache_of(p, &cache,
+								  &usersize));
+		KUNIT_EXPECT_EQ(test, malloc_type_block_size(p), 512UL);
+		if (zone == 0) {
+			KUNIT_EXPECT_TRUE(test, strstarts(cache, "kmalloc-"));
+		} else {
+			snprintf(want, sizeof(want), "malloc-zone%u-512", zone);
+			KUNIT_EXPECT_STREQ(test, cache, want);
+		}
+		kfree_mt(p, t);
+		expect_stats(test, t, 32 + 512, 32 + 512, 2, 2);
+	}
+}
+
+static struct kunit_case malloc_type_c_cases[] = {
+	KUNIT_CASE(malloc_define_registers),
+	KUNIT_CASE(kmalloc_kzalloc_kfree),
+	KUNIT_CASE(zero_size_and_null),
+	KUNIT_CASE(arrays_and_overflow),
+	KUNIT_CASE(krealloc_rules),
+	KUNIT_CASE(kvmalloc_kvfree),
+	KUNIT_CASE(zones_from_c),
+	{}
+};
+
+static struct kunit_suite malloc_type_c_suite = {
+	.name = "malloc_type_c",
+	.test_cases = malloc_type_c_cases,
+};
+kunit_test_suite(malloc_type_c_suite);
+
+MODULE_DESCRIPTION("KUnit tests of the C API of malloc types");
+MODULE_LICENSE("GPL");

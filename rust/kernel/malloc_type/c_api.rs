@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The C API of malloc types: the functions behind `kmalloc_mt()` and its family.
+//!
+//! `include/linux/malloc_type.h` gives C code FreeBSD's `MALLOC_DEFINE()` and kmalloc-style
+//! functions with the type last (`kmalloc_mt(size, flags, M_FOO)`, `kfree_mt(p, M_FOO)`, ...).
+//! They are thin inline wrappers over the five functions here, which are the Rust
+//! implementation exported to C: the accounting, the zones and the tracepoints stay one
+//! implementation, [`MallocType`]'s.
+//!
+//! The C conventions hold at this boundary: a zero-byte request returns `ZERO_SIZE_PTR`, a
+//! failure returns NULL, `krealloc_mt()` to zero bytes frees, and the frees take NULL and
+//! `ZERO_SIZE_PTR`. A NULL type is a bug of the caller: it warns, allocates nothing, and frees
+//! without accounting (leaking the block would be worse).
+//!
+//! C header: [`include/linux/malloc_type.h`](srctree/include/linux/malloc_type.h)
+
+use super::{
+    alloc::zero_or_null,
+    MallocType, //
+};
+use crate::{
+    alloc::{
+        Flags,
+        NumaNode, //
+    },
+    bindings,
+    ffi::{
+        c_int,
+        c_void, //
+    },
+    prelude::*,
+};
+use core::{
+    alloc::Layout,
+    ptr, //
+};
+
+/// C's `ZERO_SIZE_PTR`: what a zero-byte allocation returns.
+fn zero_size_ptr() -> *mut c_void {
+    ptr::without_provenance_mut(16)
+}
+
+/// Returns the type a C caller passed, or `None` with a warning for NULL.
+///
+/// # Safety
+///
+/// `mtp` is NULL or points to a `struct malloc_type` defined with `MALLOC_DEFINE()` (or
+/// `kernel::malloc_define!`), which lives as long as the code that uses it.
+unsafe fn type_of<'a>(mtp: *mut bindings::malloc_type) -> Option<&'a MallocType> {
+    if crate::warn_on!(mtp.is_null()) {
+        return None;
+    }
+    // SAFETY: `mtp` is a valid type for `'a` (safety requirements); `MALLOC_DEFINE()` checks the
+    // length of the name at compile time and both descriptions are string literals.
+    Some(unsafe { MallocType::from_raw(mtp) })
+}
+
+/// Turns a C node id (a node number or `NUMA_NO_NODE`) into a [`NumaNode`].
+fn node_of(node: c_int) -> Result<NumaNode> {
+    if node == bindings::NUMA_NO_NODE {
+        Ok(NumaNode::NO_NODE)
+    } else {
+        NumaNode::new(node)
+    }
+}
+
+/// Turns the result of a typed allocation into C's: the block, `ZERO_SIZE_PTR` for zero bytes,
+/// NULL for a failure.
+fn to_c<E>(r: Result<ptr::NonNull<[u8]>, E>) -> *mut c_void {
+    match r {
+        Ok(p) if p.is_empty() => zero_size_ptr(),
+        Ok(p) => p.as_ptr().cast(),
+        Err(_) => ptr::null_mut(),
+    }
+}
+
+/// Allocates `size` bytes on `node` charged to `mtp`: `kmalloc_node_mt()`, `kmalloc_mt()`,
+/// `kzalloc_mt()`, `kmalloc_array_mt()`, `kcalloc_mt()`.
+///
+/// Returns the block (from the type's zone), `ZERO_SIZE_PTR` for zero bytes (nothing charged),
+/// or NULL when the memory cannot be allocated, `size` exceeds `KMALLOC_MAX_SIZE`, `node` is
+/// not a valid node, or `mtp` is NULL; no counter changes then.
+///
+/// # Safety
+///
+/// `mtp` is NULL or a malloc type that outlives the block (`MALLOC_DEFINE()`).
+///
+/// # Context
+///
+/// As for `kmalloc()` with `flags`.
+#[export]
+unsafe extern "C" fn malloc_type_kmalloc_node(
+    size: usize,
+    flags: bindings::gfp_t,
+    node: c_int,
+    mtp: *mut bindings::malloc_type,
+) -> *mut c_void {
+    // SAFETY: By the safety requirements.
+    let Some(t) = (unsafe { type_of(mtp) }) else {
+        return ptr::null_mut();
+    };
+    let (Ok(layout), Ok(nid)) = (Layout::from_size_align(size, 1), node_of(node)) else {
+        return ptr::null_mut();
+    };
+    // SAFETY: `None` asks for a new block.
+    to_c(unsafe { t.realloc_layout(None, layout, layout, Flags::from_raw(flags), nid) })
+}
+
+/// Resizes `p` to `new_size` bytes, charged to `mtp`: `krealloc_mt()`.
+///
+/// NULL or `ZERO_SIZE_PTR` allocates; zero bytes frees `p` and returns `ZERO_SIZE_PTR`. Returns
+/// NULL on failure, with `p` still allocated and no counter changed.
+///
+/// # Safety
+///
+/// `p` is NULL, `ZERO_SIZE_PTR`, or a live block of `kmalloc_mt()` and friends (or of the Rust
+/// raw API) charged to `mtp`, not used again after a successful call; `mtp` as for
+/// [`malloc_type_kmalloc_node`].
+///
+/// # Context
+///
+/// As for `krealloc()` with `flags`.
+#[export]
+unsafe extern "C" fn malloc_type_krealloc(
+    p: *const c_void,
+    new_size: usize,
+    flags: bindings::gfp_t,
+    mtp: *mut bindings::malloc_type,
+) -> *mut c_void {
+    // SAFETY: By the safety requirements.
+    let Some(t) = (unsafe { type_of(mtp) }) else {
+        return ptr::null_mut();
+    };
+    // SAFETY: `p` is NULL, `ZERO_SIZE_PTR` or a live block of the raw API of `t` (safety
+    // requirements).
+    to_c(unsafe {
+        t.realloc_node(
+            p.cast_mut().cast(),
+            new_size,
+            Flags::from_raw(flags),
+            NumaNode::NO_NODE,
+        )
+    })
+}
+
+/// Frees `p`, charged to `mtp`: `kfree_mt()`. NULL and `ZERO_SIZE_PTR` are a no-op; the size
+/// comes from the block.
+///
+/// # Safety
+///
+/// `p` is NULL, `ZERO_SIZE_PTR`, or a live block of `kmalloc_mt()` and friends (or of the Rust
+/// raw API) charged to `mtp`, not used again; `mtp` as for [`malloc_type_kmalloc_node`].
+///
+/// # Context
+///
+/// Any context, as `kfree()`.
+#[export]
+unsafe extern "C" fn malloc_type_kfree(p: *const c_void, mtp: *mut bindings::malloc_type) {
+    if zero_or_null(p) {
+        return;
+    }
+    // SAFETY: By the safety requirements.
+    match unsafe { type_of(mtp) } {
+        // SAFETY: `p` is a live block of the raw API of `t` (safety requirements).
+        Some(t) => unsafe { t.free(p.cast_mut().cast()) },
+        // SAFETY: `p` is a live kmalloc block (safety requirements), not used again.
+        None => unsafe { bindings::kfree(p) },
+    }
+}
+
+/// Allocates `size` bytes on `node` charged to `mtp`, from kmalloc or else vmalloc:
+/// `kvmalloc_node_mt()`, `kvmalloc_mt()`, `kvzalloc_mt()`, `kvmalloc_array_mt()`.
+///
+/// A kmalloc block (the shared caches) is charged its size class, a vmalloc block its size
+/// rounded up to pages with zindx -1. Returns `ZERO_SIZE_PTR` for zero bytes, NULL as
+/// [`malloc_type_kmalloc_node`] does.
+///
+/// # Safety
+///
+/// As for [`malloc_type_kmalloc_node`].
+///
+/// # Context
+///
+/// As for `kvmalloc()`.
+#[export]
+unsafe extern "C" fn malloc_type_kvmalloc_node(
+    size: usize,
+    flags: bindings::gfp_t,
+    node: c_int,
+    mtp: *mut bindings::malloc_type,
+) -> *mut c_void {
+    // SAFETY: By the safety requirements.
+    let Some(t) = (unsafe { type_of(mtp) }) else {
+        return ptr::null_mut();
+    };
+    let (Ok(layout), Ok(nid)) = (Layout::from_size_align(size, 1), node_of(node)) else {
+        return ptr::null_mut();
+    };
+    // SAFETY: `None` asks for a new block.
+    to_c(unsafe { t.kvrealloc_layout(None, layout, layout, Flags::from_raw(flags), nid) })
+}
+
+/// Frees `p` of `kvmalloc_mt()` and friends, charged to `mtp`: `kvfree_mt()`. NULL and
+/// `ZERO_SIZE_PTR` are a no-op; the size comes from the block, kmalloc or vmalloc.
+///
+/// # Safety
+///
+/// `p` is NULL, `ZERO_SIZE_PTR`, or a live block of `kvmalloc_mt()` and friends charged to
+/// `mtp`, not used again; `mtp` as for [`malloc_type_kmalloc_node`].
+///
+/// # Context
+///
+/// As for `kvfree()`.
+#[export]
+unsafe extern "C" fn malloc_type_kvfree(p: *const c_void, mtp: *mut bindings::malloc_type) {
+    if zero_or_null(p) {
+        return;
+    }
+    // SAFETY: `p` is a live kmalloc or vmalloc block (safety requirements).
+    let size = unsafe { bindings::malloc_type_block_size(p) };
+    // SAFETY: As above; it is not used again.
+    unsafe { bindings::kvfree(p) };
+    // SAFETY: By the safety requirements.
+    if let Some(t) = unsafe { type_of(mtp) } {
+        t.account_free(size);
+    }
+}

@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * C malloc types sample.
+ *
+ * Defines two malloc types with MALLOC_DEFINE() and allocates with each
+ * function of the C API: kzalloc_mt(), kmalloc_mt() then krealloc_mt(),
+ * kmalloc_array_mt(), kcalloc_mt() and kvzalloc_mt(). Some blocks live until
+ * the module is unloaded; with leak=N the module leaks N more blocks of 256
+ * bytes of "c sample leak" on purpose, so that unloading it shows the
+ * kernel's warning:
+ *
+ *   Warning: memory type c sample leak leaked memory on destroy
+ *   (N allocations, 256*N bytes leaked).
+ *
+ * The Rust sample beside it is samples/rust/rust_malloc_types.rs.
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/malloc_type.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+
+MALLOC_DEFINE(M_C_SAMPLE_BUF, "c sample buf", "Buffers of the C malloc types sample");
+MALLOC_DEFINE(M_C_SAMPLE_LEAK, "c sample leak", "Blocks the C sample leaks on purpose");
+
+static unsigned int leak;
+module_param(leak, uint, 0444);
+MODULE_PARM_DESC(leak, "Blocks of 256 bytes to leak on purpose, shown at unload (at most 1000)");
+
+/* Kept until unload. */
+static u8 *buf;		/* kmalloc_mt(1024), grown to 4096 with krealloc_mt() */
+static u64 *array;	/* kmalloc_array_mt(64, sizeof(u64)): 512 bytes */
+static u8 *table;	/* kvzalloc_mt(2000): kmalloc, 2048 bytes */
+
+static int __init malloc_types_sample_init(void)
+{
+	u32 *scratch;
+	u8 *p;
+	unsigned int i;
+
+	/* Freed at once: kzalloc_mt(200) and kcalloc_mt(3, 4). */
+	p = kzalloc_mt(200, GFP_KERNEL, M_C_SAMPLE_BUF);
+	if (!p)
+		return -ENOMEM;
+	kfree_mt(p, M_C_SAMPLE_BUF);
+	scratch = kcalloc_mt(3, sizeof(*scratch), GFP_KERNEL, M_C_SAMPLE_BUF);
+	if (!scratch)
+		return -ENOMEM;
+	kfree_mt(scratch, M_C_SAMPLE_BUF);
+
+	buf = kmalloc_mt(1024, GFP_KERNEL, M_C_SAMPLE_BUF);
+	if (!buf)
+		return -ENOMEM;
+	p = krealloc_mt(buf, 4096, GFP_KERNEL, M_C_SAMPLE_BUF);
+	if (!p)
+		goto out_buf;
+	buf = p;
+	array = kmalloc_array_mt(64, sizeof(*array), GFP_KERNEL, M_C_SAMPLE_BUF);
+	if (!array)
+		goto out_buf;
+	table = kvzalloc_mt(2000, GFP_KERNEL, M_C_SAMPLE_BUF);
+	if (!table)
+		goto out_array;
+
+	for (i = 0; i < min(leak, 1000U); i++) {
+		/* Leaked on purpose: nothing keeps the pointer. */
+		if (!kmalloc_mt(256, GFP_KERNEL, M_C_SAMPLE_LEAK))
+			break;
+	}
+	pr_info("loaded, %u blocks of \"c sample leak\" leaked on purpose\n", i);
+	return 0;
+
+out_array:
+	kfree_mt(array, M_C_SAMPLE_BUF);
+out_buf:
+	kfree_mt(buf, M_C_SAMPLE_BUF);
+	return -ENOMEM;
+}
+
+static void __exit malloc_types_sample_exit(void)
+{
+	kvfree_mt(table, M_C_SAMPLE_BUF);
+	kfree_mt(array, M_C_SAMPLE_BUF);
+	kfree_mt(buf, M_C_SAMPLE_BUF);
+}
+
+module_init(malloc_types_sample_init);
+module_exit(malloc_types_sample_exit);
+
+MODULE_DESCRIPTION("C malloc types sample");
+MODULE_LICENSE("GPL");
