@@ -2,8 +2,10 @@
 # The tracepoint consumers of the documentation's examples
 # (Documentation/core-api/malloc_types.rst, "Tracepoints"), run exactly as
 # written there, each around one load and unload of the trace test module
-# (its known sequence: see 50-dtmalloc-trace.sh): perf record, perf script
-# and perf report by probe name; trace-cmd record with a filter on the probe
+# (its known sequence: see 50-dtmalloc-trace.sh): perf record with a filter
+# on the probe names of the module's two types (perf's own handshake pipe
+# with the command is freed in the command, and charged to "pipe"), perf
+# script and perf report by probe name; trace-cmd record with a filter on the probe
 # name and trace-cmd report; bpftrace counting allocations by type (as
 # dtrace_dtmalloc(4)'s example does) and summing one type's sizes.
 # perf, trace-cmd and bpftrace come from the host (initramfs-tracers.sh).
@@ -51,7 +53,7 @@ expect_events() {
 }
 
 # --- perf ------------------------------------------------------------------
-perf record -e dtmalloc:malloc -e dtmalloc:free -- sh -c 'insmod malloc_type_trace_test.ko; rmmod malloc_type_trace_test' \
+perf record -e dtmalloc:malloc --filter 'probe ~ "t*"' -e dtmalloc:free --filter 'probe ~ "t*"' -- sh -c 'insmod malloc_type_trace_test.ko; rmmod malloc_type_trace_test' \
 	>perf.record 2>&1 || { rc=$?; cat perf.record; fail "perf record exited with $rc"; }
 grep -q 'perf.data (8 samples)' perf.record || { cat perf.record; fail "perf record: not 8 samples"; }
 perf script >perf.script 2>&1 || { rc=$?; cat perf.script; fail "perf script exited with $rc"; }

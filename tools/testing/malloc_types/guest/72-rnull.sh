@@ -3,7 +3,10 @@
 # tagset" and "rnull queue" hold one allocation each while a device is
 # powered, dd writes and reads the device, and both types return to their
 # idle balance (nothing in use, one request each) when the device goes;
-# the dtmalloc events show exactly those allocations and frees.
+# the dtmalloc events show exactly those allocations and frees. The device
+# is set up through configfs, whose open attribute files are charged to the
+# C type "configfs buffer": each write allocates two blocks, and nothing is
+# left in use once the files are closed.
 name=72-rnull
 fail() { echo "$name: FAIL: $*"; exit 1; }
 types=/proc/malloc_types
@@ -29,6 +32,9 @@ mkdir $inst || fail "mkdir $inst"
 echo 'probe ~ "rnull_*"' >$inst/events/dtmalloc/filter
 echo 1 >$inst/events/dtmalloc/enable
 
+set -- $(row "configfs buffer")
+[ $# = 3 ] || fail "no configfs buffer row"
+cfs_in0=$1 cfs_req0=$3
 mkdir $dev || fail "mkdir $dev"
 echo 16 >$dev/size || fail "set size"
 echo 1 >$dev/power || fail "power on"
@@ -48,6 +54,10 @@ rm -f /tmp/rnull.in /tmp/rnull.out
 echo 0 >$dev/power || fail "power off"
 rmdir $dev || fail "rmdir $dev"
 echo 0 >$inst/events/dtmalloc/enable
+# Three writes (size, power on, power off): a configfs_buffer and a page each.
+set -- $(row "configfs buffer")
+[ "$1" = "$cfs_in0" ] || fail "configfs buffer in use after the device went: $1, before: $cfs_in0"
+[ $(($3 - cfs_req0)) -ge 6 ] || fail "configfs buffer requests grew by $(($3 - cfs_req0)), not 6 or more"
 for t in "rnull tagset" "rnull queue"; do
 	[ "$(row "$t")" = "0 0K 1" ] || fail "$t after the device went: '$(row "$t")' (idle balance is 0 0K 1)"
 done

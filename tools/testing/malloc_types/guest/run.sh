@@ -2,14 +2,17 @@
 # The main job in the production guest: real typed allocations in a running
 # kernel, read with the project's tools.
 #  - memstat -m before the workloads;
-#  - the workloads: the malloc types sample (every form of the API, leak=4),
-#    the trace test module, the stock rust_minimal sample (a plain KVec,
+#  - the workloads: the Rust malloc types sample (every form of the API,
+#    leak=4), the C sample (every function of the C API, leak=2), shell
+#    pipelines (pipes are charged to the C type "pipe"), the trace test
+#    module, the stock rust_minimal sample (a plain KVec,
 #    charged to the default type "rust kmalloc"), Binder IPC between
 #    processes through Rust Binder (binderload, built on rsbinder) and block
-#    I/O on a Rust null_blk (rnull) device;
+#    I/O on a Rust null_blk (rnull) device, set up through configfs (its
+#    open attribute files are charged to the C type "configfs buffer");
 #  - a dtmalloc top snapshot and the dtmalloc event view (4 KiB and more)
 #    recorded while they run;
-#  - memstat -m after, and the kernel's leak warning when the sample is
+#  - memstat -m after, and the kernel's leak warnings when the samples are
 #    unloaded with allocations outstanding.
 set -u
 banner() { printf '\n==== %s ====\n' "$*"; }
@@ -39,6 +42,14 @@ banner "workloads"
 echo "insmod rust_malloc_types leak=4"
 run insmod $mods/rust_malloc_types.ko leak=4
 dmesg | sed -n 's/^\[[^]]*\] \(rust_malloc_types: type\)/  \1/p'
+echo "insmod malloc_types_sample leak=2 (the C API: MALLOC_DEFINE, kmalloc_mt and friends)"
+run insmod $mods/malloc_types_sample.ko leak=2
+echo "pipes: 200 shell pipelines (fs/pipe.c charges every pipe to \"pipe\")"
+i=0
+while [ $i -lt 200 ]; do
+	echo x | cat >/dev/null
+	i=$((i + 1))
+done
 echo "insmod and rmmod malloc_type_trace_test (a known sequence)"
 run insmod $mods/malloc_type_trace_test.ko
 run rmmod malloc_type_trace_test
@@ -72,11 +83,12 @@ banner "dtmalloc --min 4096 (the allocations and frees of 4 KiB or more)"
 cat /tmp/events.out
 tail -n 1 /tmp/events.err
 
-banner "memstat -m (after the workloads; the sample and rnull are still loaded, binderfs mounted)"
+banner "memstat -m (after the workloads; the samples and rnull are still loaded, binderfs mounted)"
 run memstat -m -H
 
-banner "rmmod rust_malloc_types (4 blocks leaked on purpose)"
+banner "rmmod rust_malloc_types and malloc_types_sample (4 and 2 blocks leaked on purpose)"
 run rmmod rust_malloc_types
+run rmmod malloc_types_sample
 dmesg | grep 'leaked memory on destroy' | sed 's/^\[[^]]*\] //'
 
 banner "memstat -z (slab caches, the largest 10 by memory)"
