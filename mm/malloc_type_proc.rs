@@ -93,6 +93,12 @@ impl kernel::Module for MallocTypeProc {
 trait Sink: Write {
     /// Appends `bytes`.
     fn put(&mut self, bytes: &[u8]) -> Result;
+
+    /// Returns whether the sink is full and drops what is written to it: the seq_file core then
+    /// calls `show` again with a larger buffer, so formatting the rest would be wasted.
+    fn is_full(&self) -> bool {
+        false
+    }
 }
 
 /// The seq_file of a reader.
@@ -109,6 +115,10 @@ impl Sink for SeqOut<'_> {
     fn put(&mut self, bytes: &[u8]) -> Result {
         self.0.write(bytes);
         Ok(())
+    }
+
+    fn is_full(&self) -> bool {
+        self.0.has_overflowed()
     }
 }
 
@@ -153,7 +163,21 @@ fn write_type_row(out: &mut impl Write, name: &[u8], zone: u32, s: &Stats) -> fm
 /// `/proc/malloc_types`.
 struct TypesFile;
 
+/// The bytes of `/proc/malloc_types` estimated for one type: its row is at most 31 bytes of name,
+/// 28 of columns and 53 of size classes (all 13 of x86_64), and usually far less.
+const TYPES_ROW_ESTIMATE: usize = 96;
+
+/// Types that may register between the `open()` of a file and its read, allowed for in the size
+/// hints.
+const HINT_SLACK_TYPES: usize = 8;
+
 impl SingleShow for TypesFile {
+    fn size_hint() -> usize {
+        // The two header lines, then one row per type.
+        let types = (malloc_type::count() as usize).saturating_add(HINT_SLACK_TYPES);
+        types.saturating_mul(TYPES_ROW_ESTIMATE).saturating_add(256)
+    }
+
     fn show(m: &SeqFile) -> Result {
         let mut out = SeqOut(m);
         write_types_header(&mut out).map_err(|_| ENOMEM)?;
@@ -197,25 +221,61 @@ fn put_stream_header(out: &mut impl Sink, ncpus: u32, count: u32) -> Result {
     Ok(())
 }
 
-/// Appends `struct malloc_type_header` of `t` to `out`.
-fn put_type_header(out: &mut impl Sink, t: &MallocType) -> Result {
-    let h = t.uapi_header();
-    out.put(&h.mth_name.map(|c| c.to_ne_bytes()[0]))?;
-    out.put(&h.mth_id.to_ne_bytes())?;
-    out.put(&h.mth_zone.to_ne_bytes())?;
-    out.put(&h.mth_flags.to_ne_bytes())?;
-    for r in h._mth_reserved {
-        out.put(&r.to_ne_bytes())?;
+/// Copies `fields`, each in native byte order, one after the other into `rec` from offset `at`.
+fn fill<const N: usize>(rec: &mut [u8; N], at: usize, fields: &[&[u8]]) {
+    let mut at = at;
+    for f in fields {
+        if let Some(dst) = rec.get_mut(at..at + f.len()) {
+            dst.copy_from_slice(f);
+        }
+        at += f.len();
     }
-    Ok(())
 }
 
-/// Appends `struct malloc_type_stats` with the counters of `s` to `out`.
+/// Appends `struct malloc_type_header` of `t` to `out`, in one write.
+fn put_type_header(out: &mut impl Sink, t: &MallocType) -> Result {
+    let h = t.uapi_header();
+    let mut rec = [0u8; TYPE_HEADER_SIZE];
+    let name = h.mth_name.map(|c| c.to_ne_bytes()[0]);
+    // The reserved words stay zero.
+    fill(
+        &mut rec,
+        0,
+        &[
+            &name,
+            &h.mth_id.to_ne_bytes(),
+            &h.mth_zone.to_ne_bytes(),
+            &h.mth_flags.to_ne_bytes(),
+        ],
+    );
+    out.put(&rec)
+}
+
+/// Appends `struct malloc_type_stats` with the counters of `s` to `out`, in one write.
 fn put_stats(out: &mut impl Sink, s: &Stats) -> Result {
-    for v in [s.memalloced, s.memfreed, s.numallocs, s.numfrees, s.size] {
-        out.put(&v.to_ne_bytes())?;
-    }
-    out.put(&[0u8; 24])
+    let mut rec = [0u8; STATS_SIZE];
+    fill(
+        &mut rec,
+        0,
+        &[
+            &s.memalloced.to_ne_bytes(),
+            &s.memfreed.to_ne_bytes(),
+            &s.numallocs.to_ne_bytes(),
+            &s.numfrees.to_ne_bytes(),
+            &s.size.to_ne_bytes(),
+        ],
+    );
+    out.put(&rec)
+}
+
+/// The length in bytes of a stream of `types` types of `ncpus` records each.
+fn stream_len(types: usize, ncpus: usize) -> usize {
+    let per_type = ncpus
+        .saturating_mul(STATS_SIZE)
+        .saturating_add(TYPE_HEADER_SIZE);
+    types
+        .saturating_mul(per_type)
+        .saturating_add(STREAM_HEADER_SIZE)
 }
 
 /// Writes the whole `/proc/malloc_stats` stream of the types registered now to `out`.
@@ -227,19 +287,29 @@ fn put_stats(out: &mut impl Sink, s: &Stats) -> Result {
 fn write_stream(out: &mut impl Sink) -> Result {
     let ncpus = nr_cpu_ids();
     let mut header_done = false;
-    malloc_type::try_for_each(|t: &MallocType| -> Result {
-        if !header_done {
-            // Registration needs the mutex this walk holds: the count cannot change under it.
-            put_stream_header(out, ncpus, malloc_type::count())?;
-            header_done = true;
-        }
-        put_type_header(out, t)?;
-        for cpu in 0..ncpus {
-            let s = CpuId::from_u32(cpu).map_or_else(Stats::default, |c| t.stats_cpu(c));
-            put_stats(out, &s)?;
-        }
-        Ok(())
-    })?;
+    let r = malloc_type::try_for_each(
+        |t: &MallocType| -> core::result::Result<(), Option<Error>> {
+            if !header_done {
+                // Registration needs the mutex this walk holds: the count cannot change under it.
+                put_stream_header(out, ncpus, malloc_type::count())?;
+                header_done = true;
+            }
+            // A full buffer is dropped and `show` called again with a larger one (see `TypesFile`).
+            if out.is_full() {
+                return Err(None);
+            }
+            put_type_header(out, t)?;
+            for cpu in 0..ncpus {
+                let s = CpuId::from_u32(cpu).map_or_else(Stats::default, |c| t.stats_cpu(c));
+                put_stats(out, &s)?;
+            }
+            Ok(())
+        },
+    );
+    match r {
+        Ok(()) | Err(None) => {}
+        Err(Some(e)) => return Err(e),
+    }
     if !header_done {
         put_stream_header(out, ncpus, 0)?;
     }
@@ -250,6 +320,11 @@ fn write_stream(out: &mut impl Sink) -> Result {
 struct StatsFile;
 
 impl SingleShow for StatsFile {
+    fn size_hint() -> usize {
+        let types = (malloc_type::count() as usize).saturating_add(HINT_SLACK_TYPES);
+        stream_len(types, nr_cpu_ids() as usize)
+    }
+
     fn show(m: &SeqFile) -> Result {
         write_stream(&mut SeqOut(m))
     }
@@ -397,6 +472,28 @@ mod tests {
             &row(b"a name longer than 13", 0, &s)?[..],
             b"a name longer than 13     0     0K        0    0\n"
         );
+        Ok(())
+    }
+
+    /// The size hints cover the whole files, so that one `show` call produces them: the exact
+    /// stream length plus room for a few more types, and the text with every row.
+    #[test]
+    fn size_hints_cover_the_files() -> Result {
+        let mut stream = Buf(KVec::new());
+        write_stream(&mut stream)?;
+        let hint = StatsFile::size_hint();
+        assert!(stream.0.len() <= hint);
+        let count = malloc_type::count() as usize;
+        let ncpus = nr_cpu_ids() as usize;
+        assert_eq!(stream.0.len(), stream_len(count, ncpus));
+        assert_eq!(hint, stream_len(count + HINT_SLACK_TYPES, ncpus));
+
+        let mut text = Buf(KVec::new());
+        write_types_header(&mut text).map_err(|_| ENOMEM)?;
+        malloc_type::try_for_each(|t: &MallocType| {
+            write_type_row(&mut text, t.name().to_bytes(), t.zone(), &t.stats()).map_err(|_| ENOMEM)
+        })?;
+        assert!(text.0.len() <= TypesFile::size_hint());
         Ok(())
     }
 

@@ -6,8 +6,11 @@
 //!
 //! This models `proc_create_single_data()`: a read of the file from offset 0 calls
 //! [`SingleShow::show`] once, which writes the whole contents into the seq_file's buffer (the
-//! seq_file core calls it again with a larger buffer if the contents did not fit), and reads at
-//! later offsets are served from that buffer. One sequence of `read()` calls on an open file
+//! seq_file core calls it again with a buffer twice as large if the contents did not fit), and
+//! reads at later offsets are served from that buffer. A file whose size can be estimated says
+//! so in [`SingleShow::size_hint`]: the buffer is then allocated with that size when the file is
+//! opened (`single_open_size()`), and a large file is produced in one call instead of one per
+//! doubling of a page-sized buffer. One sequence of `read()` calls on an open file
 //! therefore sees one snapshot, whatever the sizes of the reads; a `pread()` at an offset other
 //! than the current one makes a new snapshot.
 //!
@@ -52,14 +55,28 @@ pub trait SingleShow: 'static {
     ///
     /// An error is returned to the reader as the result of its `read()`.
     fn show(m: &SeqFile) -> Result;
+
+    /// Returns the size in bytes of the buffer to give [`SingleShow::show`] at the first read
+    /// of a file just opened, or 0 for the seq_file core's default (a page, doubled as needed).
+    ///
+    /// An estimate of the whole contents, a little above rather than below: a hint too small
+    /// costs one more call of `show` for each doubling, one too large only memory, and the
+    /// reader may not ask for more than `MAX_RW_COUNT` bytes.
+    ///
+    /// # Context
+    ///
+    /// Process context (the `open()` of the file).
+    fn size_hint() -> usize {
+        0
+    }
 }
 
 /// A file in `/proc`, removed when this is dropped.
 ///
 /// # Invariants
 ///
-/// `entry` is a live proc entry created by `proc_create_single_data()` with
-/// `show_callback::<T>` as its show callback.
+/// `entry` is a live proc entry created by `proc_create()` with `Ops::<T>::OPS`, the callbacks
+/// of a single-show seq_file whose show callback is `show_callback::<T>`.
 ///
 /// # Examples
 ///
@@ -112,6 +129,43 @@ unsafe extern "C" fn show_callback<T: SingleShow>(
     }
 }
 
+/// The open callback of a [`SingleFile<T>`]: `single_open()` or, with a size hint,
+/// `single_open_size()`.
+///
+/// # Safety
+///
+/// Must only be called by procfs as the `proc_open` of an entry of [`SingleFile<T>`], with
+/// `file` the file being opened.
+unsafe extern "C" fn open_callback<T: SingleShow>(
+    _inode: *mut bindings::inode,
+    file: *mut bindings::file,
+) -> c_int {
+    match T::size_hint() {
+        // SAFETY: `file` is being opened (safety requirements); `show_callback::<T>` has the
+        // signature of a show callback and uses no data.
+        0 => unsafe { bindings::single_open(file, Some(show_callback::<T>), ptr::null_mut()) },
+        // SAFETY: As above; `single_open_size()` fails with `ENOMEM` for a size it cannot
+        // allocate, which then fails the `open()`.
+        size => unsafe {
+            bindings::single_open_size(file, Some(show_callback::<T>), ptr::null_mut(), size)
+        },
+    }
+}
+
+/// The `proc_ops` of a [`SingleFile<T>`], as procfs's own `proc_single_ops` with the open
+/// callback of `T`.
+struct Ops<T>(PhantomData<T>);
+
+impl<T: SingleShow> Ops<T> {
+    const OPS: bindings::proc_ops = bindings::proc_ops {
+        proc_open: Some(open_callback::<T>),
+        proc_read_iter: Some(bindings::seq_read_iter),
+        proc_lseek: Some(bindings::seq_lseek),
+        proc_release: Some(bindings::single_release),
+        ..pin_init::zeroed()
+    };
+}
+
 impl<T: SingleShow> SingleFile<T> {
     /// Creates `/proc/NAME` with the permission bits `mode` (for example `0o400`).
     ///
@@ -128,20 +182,15 @@ impl<T: SingleShow> SingleFile<T> {
             return Err(EINVAL);
         }
         // SAFETY: `name` is a NUL-terminated string that outlives the entry, a null parent
-        // means `/proc` itself, and `show_callback::<T>` has the signature of a show callback.
-        // A null `data` is allowed: the callback does not use it.
+        // means `/proc` itself, and `Ops::<T>::OPS` is a `proc_ops` in static memory whose
+        // callbacks are those of a seq_file with `show_callback::<T>` as its show callback.
         let entry = unsafe {
-            bindings::proc_create_single_data(
-                name.as_char_ptr(),
-                mode,
-                ptr::null_mut(),
-                Some(show_callback::<T>),
-                ptr::null_mut(),
-            )
+            bindings::proc_create(name.as_char_ptr(), mode, ptr::null_mut(), &Ops::<T>::OPS)
         };
         let entry = NonNull::new(entry).ok_or(ENOMEM)?;
-        // INVARIANT: `entry` was just created by `proc_create_single_data()` with
-        // `show_callback::<T>` as its show callback, and is removed only when `Self` is dropped.
+        // INVARIANT: `entry` was just created by `proc_create()` with the callbacks of a
+        // single-show seq_file of `show_callback::<T>`, and is removed only when `Self` is
+        // dropped.
         Ok(Self {
             entry,
             _show: PhantomData,
