@@ -1,6 +1,8 @@
 //! Memory types and lists of them: `struct memory_type` and
 //! `struct memory_type_list` of libmemstat(3).
 
+use std::collections::{HashMap, VecDeque};
+use std::hash::Hash;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, ErrorKind, Result};
@@ -551,22 +553,30 @@ impl MemoryTypeList {
         r
     }
 
-    /// Merge `items` of `allocator` into the list. `key` tells whether an
-    /// existing entry is the same object as an item; `load` refreshes it.
-    fn merge<I>(
+    /// Merge `items` of `allocator` into the list. An existing entry is the
+    /// same object as an item when `type_key` of the one equals `item_key`
+    /// of the other (each entry matches at most one item); `load` refreshes
+    /// it. Linear in the sizes of the list and of `items`: the entries are
+    /// found through a hash map of their keys, built once per update.
+    fn merge<I, K: Hash + Eq>(
         &mut self,
         allocator: Allocator,
         items: &[I],
-        key: impl Fn(&MemoryType, &I) -> bool,
+        type_key: impl Fn(&MemoryType) -> K,
+        item_key: impl Fn(&I) -> K,
         load: impl Fn(&mut MemoryType, &I),
     ) {
         self.generation = self.generation.wrapping_add(1);
         let gen = self.generation;
+        // Entries of this allocator by key, in list order (a key can repeat).
+        let mut index: HashMap<K, VecDeque<usize>> = HashMap::new();
+        for (i, t) in self.types.iter().enumerate() {
+            if t.allocator() == allocator {
+                index.entry(type_key(t)).or_default().push_back(i);
+            }
+        }
         for item in items {
-            let pos = self
-                .types
-                .iter()
-                .position(|t| t.allocator() == allocator && t.generation != gen && key(t, item));
+            let pos = index.get_mut(&item_key(item)).and_then(VecDeque::pop_front);
             match pos {
                 Some(i) => {
                     let t = &mut self.types[i];
@@ -595,7 +605,8 @@ impl MemoryTypeList {
         self.merge(
             Allocator::Malloc,
             &s.types,
-            |t, st| t.id == st.id && t.name == st.name,
+            |t| (t.id, t.name.clone()),
+            |st| (st.id, st.name.clone()),
             |t, st| {
                 t.load_malloc(st);
                 t.allocator = Some(Allocator::Malloc);
@@ -644,7 +655,8 @@ impl MemoryTypeList {
         self.merge(
             Allocator::Slab,
             caches,
-            |t, c| t.name == c.name,
+            |t| t.name.clone(),
+            |c| c.name.clone(),
             |t, c| {
                 t.load_slab(c);
                 t.allocator = Some(Allocator::Slab);
