@@ -69,6 +69,21 @@ def parse(path):
     }, None
 
 
+def parse_readers(path):
+    """The reader figures of a readers-only console log (mt.bench=readers), or (None, why)."""
+    try:
+        text = open(path, errors="replace").read()
+    except OSError as e:
+        return None, f"cannot read {path}: {e.strerror}"
+    errors = re.findall(r"BENCH error (.*)", text)
+    readers = [(p, int(t), int(ns)) for p, t, _, ns in READER.findall(text)]
+    cpus = re.search(r"BENCH cpus=(\d+)", text)
+    if errors or not readers or "BENCH end rc=0" not in text:
+        why = "; ".join(e.strip() for e in errors) or "the guest did not finish the readers"
+        return None, f"{why} (log: {path})"
+    return {"readers": readers, "cpus": int(cpus.group(1)) if cpus else None}, None
+
+
 def cell(v, fmt):
     return f"{v:{fmt}}" if v is not None else f"{'-':>{fmt.split('.')[0]}}"
 
@@ -78,6 +93,7 @@ def main():
     ap.add_argument("log")
     ap.add_argument("--inline", help="console log of the bench-inline kernel")
     ap.add_argument("--inline-error", help="why the bench-inline kernel has no log")
+    ap.add_argument("--readers-cpus", help="console log of a readers-only boot with more CPUs")
     ap.add_argument("--json")
     args = ap.parse_args()
 
@@ -136,6 +152,15 @@ def main():
         print(f"{'':{W}}{'types':>6}" + "".join(f"{short:>13}" for _, short in kernels))
         for (path, types), by in sorted(readers.items(), key=lambda x: (x[0][1], x[0][0])):
             print(f"{path:{W}}{types:>6}" + "".join(f"{by.get(k, '-'):>13}" for k, _ in kernels))
+        many, many_err = (parse_readers(args.readers_cpus) if args.readers_cpus
+                          else (None, None))
+        if many is not None:
+            print(f"\nns per read or update, {many['cpus']} CPUs (the bench-inline kernel)")
+            print(f"{'':{W}}{'types':>6}{'ns':>13}")
+            for path, types, ns in sorted(many["readers"], key=lambda x: (x[1], x[0])):
+                print(f"{path:{W}}{types:>6}{ns:>13}")
+        elif many_err:
+            print(f"\nbench: no readers with more CPUs: {many_err}")
         b = runs["bench"]["builtin_types"]
         if b is not None:
             print(f"({b} types are built in; the rest come from the modules malloc_type_bench_types_N)")
@@ -176,8 +201,12 @@ def main():
                 "readers": [{"reader": p, "types": t, "ns": ns} for p, t, ns in r["readers"]],
                 "builtin_types": r["builtin_types"],
             }
+        many = parse_readers(args.readers_cpus)[0] if args.readers_cpus else None
         out = {
             "unit": "ns of guest time per allocate+free pair (-icount shift=0)",
+            "readers_more_cpus": None if many is None else {
+                "kernel": "bench-inline", "cpus": many["cpus"],
+                "readers": [{"reader": p, "types": t, "ns": ns} for p, t, ns in many["readers"]]},
             "sizes": sizes,
             "kernels": {k: kernel_json(k) for k, _ in kernels},
             "kernel_errors": why,

@@ -26,12 +26,14 @@ fi
 cat "$errf" >&2
 [ -z "$inline_err" ] || echo "bench: the bench-inline kernel is not available: $inline_err" >&2
 
-boot() { # boot FLAVOUR LOG
-	echo "bench: booting the $1 kernel with -icount shift=0 (console log: $2)"
+boot() { # boot FLAVOUR LOG [KERNEL-ARGS...]
+	local flavour=$1 log=$2
+	shift 2
+	echo "bench: booting the $flavour kernel with -icount shift=0 (console log: $log)"
 	# Profiling is off at boot but may be turned on at run time: without the
 	# parameter, MEM_ALLOC_PROFILING_ENABLED_BY_DEFAULT=n means "never".
-	MT_ICOUNT=0 MT_TIMEOUT=${MT_TIMEOUT:-1800} bash "$MT_DIR/run-qemu.sh" "$1" bench "$2" \
-		sysctl.vm.mem_profiling=0
+	MT_ICOUNT=0 MT_TIMEOUT=${MT_TIMEOUT:-1800} bash "$MT_DIR/run-qemu.sh" "$flavour" bench "$log" \
+		sysctl.vm.mem_profiling=0 "$@"
 }
 log="$MT_CACHE/logs/bench-console.log"
 ilog="$MT_CACHE/logs/bench-inline-console.log"
@@ -43,6 +45,9 @@ if [ -z "$inline_err" ]; then
 	else
 		report+=(--inline-error "the bench-inline kernel did not boot (log: $ilog)")
 	fi
+	# The readers again with 8 CPUs: their cost per CPU record.
+	rlog="$MT_CACHE/logs/bench-readers-8cpus-console.log"
+	MT_SMP=8 boot bench-inline "$rlog" mt.bench=readers && report+=(--readers-cpus "$rlog")
 else
 	report+=(--inline-error "$inline_err")
 fi

@@ -16,26 +16,34 @@ bench() { # bench SCENARIO: load the module, print its lines
 	dmesg | grep -q "BENCH scenario=$1 done" || fail "scenario $1 did not finish"
 }
 
-[ -w /proc/sys/vm/mem_profiling ] || fail "no vm.mem_profiling sysctl"
-echo 0 >/proc/sys/vm/mem_profiling || fail "cannot write vm.mem_profiling"
+echo "BENCH cpus=$(grep -c ^processor /proc/cpuinfo)"
+# mt.bench=readers on the command line: the readers only (a boot with more
+# CPUs, for the per-CPU cost of the readers).
+readers_only=no
+case " $(cat /proc/cmdline) " in *" mt.bench=readers "*) readers_only=yes ;; esac
 
-# 0: tracing off, allocation profiling off.
-bench 0
-# 1: the dtmalloc events enabled in an instance, filtered to another type.
-mkdir $tracefs/instances/bench
-echo 'probe == "no_such_type"' >$tracefs/instances/bench/events/dtmalloc/filter
-echo 1 >$tracefs/instances/bench/events/dtmalloc/enable
-bench 1
-# 2: the dtmalloc events recorded.
-echo 0 >$tracefs/instances/bench/events/dtmalloc/filter
-bench 2
-echo 0 >$tracefs/instances/bench/events/dtmalloc/enable
-rmdir $tracefs/instances/bench
-# 3: allocation profiling enabled at run time (vm.mem_profiling=1).
-echo 1 >/proc/sys/vm/mem_profiling || fail "cannot enable vm.mem_profiling"
-[ "$(cat /proc/sys/vm/mem_profiling)" = 1 ] || fail "vm.mem_profiling is $(cat /proc/sys/vm/mem_profiling)"
-bench 3
-echo 0 >/proc/sys/vm/mem_profiling
+if [ $readers_only = no ]; then
+	[ -w /proc/sys/vm/mem_profiling ] || fail "no vm.mem_profiling sysctl"
+	echo 0 >/proc/sys/vm/mem_profiling || fail "cannot write vm.mem_profiling"
+
+	# 0: tracing off, allocation profiling off.
+	bench 0
+	# 1: the dtmalloc events enabled in an instance, filtered to another type.
+	mkdir $tracefs/instances/bench
+	echo 'probe == "no_such_type"' >$tracefs/instances/bench/events/dtmalloc/filter
+	echo 1 >$tracefs/instances/bench/events/dtmalloc/enable
+	bench 1
+	# 2: the dtmalloc events recorded.
+	echo 0 >$tracefs/instances/bench/events/dtmalloc/filter
+	bench 2
+	echo 0 >$tracefs/instances/bench/events/dtmalloc/enable
+	rmdir $tracefs/instances/bench
+	# 3: allocation profiling enabled at run time (vm.mem_profiling=1).
+	echo 1 >/proc/sys/vm/mem_profiling || fail "cannot enable vm.mem_profiling"
+	[ "$(cat /proc/sys/vm/mem_profiling)" = 1 ] || fail "vm.mem_profiling is $(cat /proc/sys/vm/mem_profiling)"
+	bench 3
+	echo 0 >/proc/sys/vm/mem_profiling
+fi
 
 # Readers: one read of each /proc file and one memstat update with exactly
 # 10, 100 and 1000 types registered: the built-in types (kernel.malloc_count)
