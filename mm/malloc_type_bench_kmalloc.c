@@ -4,14 +4,19 @@
  * plain kmalloc()/kfree(), timed with the monotonic clock (which counts
  * instructions when the guest runs with -icount shift=0). With
  * CONFIG_MEM_ALLOC_PROFILING the same loop measures allocation profiling,
- * enabled or not with the vm.mem_profiling sysctl.
+ * enabled or not with the vm.mem_profiling sysctl. Beside them, the C typed
+ * pair kmalloc_mt()/kfree_mt() of the type "bench c".
  */
 #include <linux/compiler.h>
+#include <linux/malloc_type.h>
 #include <linux/slab.h>
 #include <linux/timekeeping.h>
 
+MALLOC_DEFINE(M_BENCH_C, "bench c", "Benchmark: the C typed pair");
+
 u64 malloc_type_bench_kmalloc(size_t size, unsigned int iters);
 u64 malloc_type_bench_krealloc(size_t size, unsigned int iters);
+u64 malloc_type_bench_kmalloc_mt(size_t size, unsigned int iters);
 
 /* Returns the nanoseconds taken by @iters pairs, or 0 when kmalloc failed. */
 u64 malloc_type_bench_kmalloc(size_t size, unsigned int iters)
@@ -46,6 +51,23 @@ u64 malloc_type_bench_krealloc(size_t size, unsigned int iters)
 			return 0;
 		OPTIMIZER_HIDE_VAR(p);
 		kfree(p);
+	}
+	return ktime_get_ns() - start;
+}
+
+/* The same with the C typed pair, kmalloc_mt() and kfree_mt(). */
+u64 malloc_type_bench_kmalloc_mt(size_t size, unsigned int iters)
+{
+	u64 start = ktime_get_ns();
+	unsigned int i;
+
+	for (i = 0; i < iters; i++) {
+		void *p = kmalloc_mt(size, GFP_KERNEL, M_BENCH_C);
+
+		if (!p)
+			return 0;
+		OPTIMIZER_HIDE_VAR(p);
+		kfree_mt(p, M_BENCH_C);
 	}
 	return ktime_get_ns() - start;
 }

@@ -8,6 +8,7 @@
 //! - `krealloc`: `krealloc(NULL, ..)`/`kfree()` in C, the path of every Rust allocation;
 //! - `kbox`: `KBox`, the default Rust allocator (charged to "rust kmalloc");
 //! - `typed`: [`MallocType::malloc`] / [`MallocType::free`] of a type;
+//! - `typed_c`: `kmalloc_mt()`/`kfree_mt()` of a type, in C;
 //! - `typed_box`: `Box<_, TypedAlloc<_>>` of a type.
 //!
 //! and prints one line per measurement for `tools/testing/malloc_types/bench.sh`:
@@ -54,6 +55,7 @@ module! {
 extern "C" {
     fn malloc_type_bench_kmalloc(size: usize, iters: u32) -> u64;
     fn malloc_type_bench_krealloc(size: usize, iters: u32) -> u64;
+    fn malloc_type_bench_kmalloc_mt(size: usize, iters: u32) -> u64;
 }
 
 /// Runs `f` `n` times and returns the nanoseconds taken.
@@ -116,6 +118,12 @@ impl kernel::Module for Bench {
                 Ok(())
             })?;
             report(scenario, "typed", size, n, ns);
+            // SAFETY: The C loop has no requirements.
+            let ns = unsafe { malloc_type_bench_kmalloc_mt(size, n) };
+            if ns == 0 {
+                return Err(ENOMEM);
+            }
+            report(scenario, "typed_c", size, n, i64::try_from(ns)?);
         }
         bench_boxes!(scenario, small, 8, 64, 512, 4096, 16384);
         bench_boxes!(scenario, large, 1048576);

@@ -27,6 +27,7 @@ VARIANTS = [
     ("krealloc", "0", "krealloc(NULL)/kfree"),
     ("kbox", "0", "KBox (rust kmalloc)"),
     ("typed", "0", "typed malloc/free"),
+    ("typed_c", "0", "typed C kmalloc_mt/kfree_mt"),
     ("typed_box", "0", "typed Box"),
     ("typed", "1", "typed, events filtered out"),
     ("typed_box", "1", "typed Box, events filtered out"),
@@ -168,7 +169,8 @@ def main():
     verdict = []
     if "bench-inline" in runs:
         print()
-        for var, label in [("typed", "typed malloc/free"), ("typed_box", "typed Box"), ("kbox", "KBox")]:
+        for var, label in [("typed", "typed malloc/free"), ("typed_c", "typed C pair"),
+                           ("typed_box", "typed Box"), ("kbox", "KBox")]:
             for s in [64] if 64 in sizes else sizes[:1]:
                 h = runs["bench"]["per_pair"].get(("0", var, s))
                 i = runs["bench-inline"]["per_pair"].get(("0", var, s))
