@@ -294,6 +294,9 @@ static int malloc_type_register(struct malloc_type *mtp, bool is_module)
 	/* Read locklessly (READ_ONCE() in C, atomic loads in Rust). */
 	WRITE_ONCE(mti->mti_flags, is_module ? MALLOC_TYPE_F_MODULE : 0);
 	WRITE_ONCE(mti->mti_id, malloc_type_next_id++);
+	strscpy(mti->mti_probename, mtp->ks_shortdesc);
+	malloc_type_probe_name(mti->mti_probename);
+	malloc_type_probes_apply(mtp);
 	/* Publish the statistics last: their presence means "registered". */
 	smp_store_release(&mti->mti_stats, stats);
 	list_add(&mti->mti_list, &malloc_type_list);

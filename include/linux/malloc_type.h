@@ -26,6 +26,7 @@
 #include <linux/build_bug.h>
 #include <linux/compiler_types.h>
 #include <linux/gfp_types.h>
+#include <linux/jump_label.h>
 #include <linux/list.h>
 #include <linux/numa.h>
 #include <linux/overflow.h>
@@ -46,14 +47,19 @@
 
 /**
  * struct malloc_type_internal - the part of a type owned by the subsystem
- * @mti_probes: tracing state, one word per dtmalloc probe (0: disabled);
- *	reserved for the dtmalloc tracepoints.
+ * @mti_probes: per-type tracing, one word per dtmalloc probe, as in FreeBSD:
+ *	the probe's id while the probe is enabled on its own (a selection in
+ *	tracefs's set_dtmalloc_probes names it), 0 otherwise. Read locklessly
+ *	by the accounting.
  * @mti_zone: zone of the type: 0 for the shared kmalloc caches,
  *	1..numzones-1 for a dedicated set of kmalloc buckets.
  * @mti_flags: MALLOC_TYPE_F_* bits (<uapi/linux/malloc_type.h>).
  * @mti_stats: per-CPU statistics; NULL while the type is not registered.
  * @mti_id: registration id: unique, never reused, increasing.
  * @mti_list: link in the registry, protected by the registry mutex.
+ * @mti_probename: the probe name (the name with each ASCII white-space
+ *	character replaced by '_', malloc_type_probe_name()), computed once at
+ *	registration for the dtmalloc events and the probe list.
  *
  * All fields are zero in a type that was never registered. They are written
  * only by mm/malloc_type.c, under the registry mutex: at registration (boot,
@@ -69,6 +75,7 @@ struct malloc_type_internal {
 	struct malloc_type_stats __percpu *mti_stats;
 	u64				mti_id;
 	struct list_head		mti_list;
+	char				mti_probename[MALLOC_MAX_NAME];
 };
 
 /**
@@ -149,6 +156,21 @@ unsigned int malloc_type_zone_for_name(const char *name,
 void *malloc_type_zone_alloc(const struct malloc_type *mtp, size_t size,
 			     gfp_t flags, int node);
 void malloc_type_probe_name(char *name);
+/**
+ * struct dtmalloc_selection - whether a per-type probe selection is in force
+ * @key: on while tracefs's set_dtmalloc_probes is not empty: the dtmalloc
+ *	events then fire only for types whose mti_probes[] slot is set; off,
+ *	they fire for every type, as a plain enable of the events does.
+ *
+ * A struct around the key so that Rust's static_branch_unlikely!() names
+ * the key by its field, as it does a tracepoint's.
+ */
+struct dtmalloc_selection {
+	struct static_key_false key;
+};
+extern struct dtmalloc_selection dtmalloc_probes_selected;
+/* Sets a type's mti_probes[] from the selection (mm/malloc_type_probes.c). */
+int malloc_type_probes_apply(struct malloc_type *mtp);
 size_t malloc_type_block_size(const void *p);
 void malloc_type_block_copy(void *to, const void *from, size_t len);
 /* For the KUnit tests of the zones, in Rust and in C. */

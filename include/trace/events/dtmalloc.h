@@ -17,8 +17,13 @@
  * The recorded event holds the type's name, its probe name (the name with
  * every ASCII white-space character replaced by '_', as dtmalloc(4) names
  * its probes: "foo bar" fires as probe "foo_bar"; see
- * malloc_type_probe_name()), the size and zindx. Filters
- * can use all four fields: echo 'probe == "foo_bar"' > .../filter
+ * malloc_type_probe_name(), computed once when the type registers:
+ * mtip->mti_probename), the size and zindx. Filters can use all four
+ * fields: echo 'probe == "foo_bar"' > .../filter
+ *
+ * Per-type probes, as dtmalloc(4) has them: while tracefs's
+ * set_dtmalloc_probes names probes, the events fire only for those (see
+ * mm/malloc_type_probes.c), and the other types pay nothing for tracing.
  */
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM dtmalloc
@@ -38,7 +43,7 @@ DECLARE_EVENT_CLASS(dtmalloc,
 
 	TP_STRUCT__entry(
 		__string(name, mtp->ks_shortdesc)
-		__string(probe, mtp->ks_shortdesc)
+		__string(probe, mtip->mti_probename)
 		__field(unsigned long, size)
 		__field(int, zindx)
 	),
@@ -46,7 +51,6 @@ DECLARE_EVENT_CLASS(dtmalloc,
 	TP_fast_assign(
 		__assign_str(name);
 		__assign_str(probe);
-		malloc_type_probe_name(__get_str(probe));
 		__entry->size = size;
 		__entry->zindx = zindx;
 	),

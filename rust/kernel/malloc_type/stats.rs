@@ -338,7 +338,7 @@ impl MallocType {
                 percpu_u64!(s, bindings::malloc_type_stats, mts_size).or(1u64 << z);
             }
         }
-        if trace::malloc_enabled() {
+        if trace::malloc_enabled() && trace::selected(self, bindings::DTMALLOC_PROBE_MALLOC) {
             // SAFETY: `self` is registered (`s` exists) and the record is this CPU's, updated
             // just above; `rcu` keeps preemption disabled until after the call.
             unsafe { trace::fire(self, trace::malloc, s.this_cpu_ptr(&rcu), size, zindx) };
@@ -364,7 +364,7 @@ impl MallocType {
         // CAST: `usize` and `u64` have the same width on 64-bit kernels.
         percpu_u64!(s, bindings::malloc_type_stats, mts_memfreed).add(size as u64);
         percpu_u64!(s, bindings::malloc_type_stats, mts_numfrees).add(1);
-        if trace::free_enabled() {
+        if trace::free_enabled() && trace::selected(self, bindings::DTMALLOC_PROBE_FREE) {
             // SAFETY: As in `account_alloc`.
             unsafe { trace::fire(self, trace::free, s.this_cpu_ptr(&rcu), size, 0) };
         }

@@ -19,6 +19,10 @@ use crate::{
         c_int,
         c_ulong, //
     }, //
+    sync::atomic::{
+        atomic_load,
+        Relaxed, //
+    },
 };
 use core::ptr;
 
@@ -96,6 +100,45 @@ enabled!(
     free_enabled,
     __tracepoint_free
 );
+
+/// Returns whether the `dtmalloc` events fire for probe `probe` (`DTMALLOC_PROBE_MALLOC` or
+/// `DTMALLOC_PROBE_FREE`) of `t`, once the tracepoint is known to be enabled: for every type
+/// while no per-type selection is in force (a jump label, `dtmalloc_probes_selected`), and only
+/// for the types whose `mti_probes[probe]` slot is set while one is (tracefs's
+/// `set_dtmalloc_probes`, `mm/malloc_type_probes.c`).
+///
+/// # Context
+///
+/// Any context.
+#[inline(always)]
+pub(super) fn selected(t: &MallocType, probe: u32) -> bool {
+    // SAFETY: `dtmalloc_probes_selected` is a static key defined by C
+    // (`mm/malloc_type_probes.c`); it is always okay to query it.
+    let selective = unsafe {
+        crate::jump_label::static_branch_unlikely!(
+            bindings::dtmalloc_probes_selected,
+            bindings::dtmalloc_selection,
+            key
+        )
+    };
+    if !selective {
+        return true;
+    }
+    let mti = t.as_raw();
+    // SAFETY: `mti_probes` is a valid, aligned array of `DTMALLOC_PROBE_MAX` words of a live type;
+    // the selection writes them with `WRITE_ONCE()`. An out-of-range `probe` reads nothing.
+    // ORDERING: Relaxed, `READ_ONCE()`: a selection change is seen by later events, which is
+    // all tracing asks.
+    match probe {
+        bindings::DTMALLOC_PROBE_MALLOC | bindings::DTMALLOC_PROBE_FREE => unsafe {
+            atomic_load(
+                ptr::addr_of_mut!((*mti).ks_mti.mti_probes[probe as usize]),
+                Relaxed,
+            ) != 0
+        },
+        _ => false,
+    }
+}
 
 /// Fires `event` ([`malloc`] or [`free`]) for a block of `size` accounted bytes from size class
 /// `zindx` of type `t`, just accounted in `mtsp`, the current CPU's record of its statistics.

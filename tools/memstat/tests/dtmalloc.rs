@@ -473,3 +473,55 @@ fn closed_stdout_pipe_exits_quietly() {
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert!(!root.join("instances/ep").exists());
 }
+
+/// `--type` adds the type's probes to the kernel's per-type selection
+/// (`set_dtmalloc_probes`, appended to: other specs stay) before it enables
+/// the events, and takes them out again (`!NAME`) when the watch ends; the
+/// instance keeps its filter on the probe name.
+#[test]
+fn fake_tracefs_type_selects_the_probes() {
+    let root = fake_tracefs("dt_select");
+    fs::write(root.join("set_dtmalloc_probes"), "other:malloc\n").unwrap();
+    let out = dtmalloc(
+        &root,
+        &["--instance", "s", "--type", "foo bar", "--min", "0"],
+        None,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        fs::read_to_string(root.join("set_dtmalloc_probes")).unwrap(),
+        "other:malloc\nfoo_bar\n!foo_bar\n"
+    );
+    let log = fs::read_to_string(root.join("fake-writes.log")).unwrap();
+    let lines: Vec<&str> = log.lines().collect();
+    assert_eq!(lines[0], "set_dtmalloc_probes foo_bar");
+    assert_eq!(
+        lines[1],
+        "instances/s/events/dtmalloc/malloc/filter probe == \"foo_bar\""
+    );
+    assert_eq!(lines.last(), Some(&"set_dtmalloc_probes !foo_bar"));
+}
+
+/// `-l` prints the kernel's probe list as it is; without the file, one
+/// clear line and status 1.
+#[test]
+fn list_probes() {
+    let root = fake_tracefs("dt_list");
+    let listing = "   ID   PROVIDER               MODULE                         FUNCTION NAME\n    1   dtmalloc                                        rust_kmalloc malloc\n";
+    fs::write(root.join("dtmalloc_probes"), listing).unwrap();
+    let out = dtmalloc(&root, &["-l"], None);
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), listing);
+    let root = fake_tracefs("dt_nolist");
+    let out = dtmalloc(&root, &["-l"], None);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.ends_with("dtmalloc_probes: No such file or directory (kernel without per-type dtmalloc probes?)\n"),
+        "{err}"
+    );
+}

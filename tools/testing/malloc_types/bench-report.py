@@ -21,6 +21,8 @@ SCENARIOS = {
     "1": "events on, filtered out",
     "2": "events recorded",
     "3": "alloc profiling on",
+    "4": "another type's probes selected, recording",
+    "5": "this type's probes selected, recorded",
 }
 VARIANTS = [
     ("kmalloc", "0", "kmalloc/kfree"),
@@ -32,6 +34,8 @@ VARIANTS = [
     ("typed", "1", "typed, events filtered out"),
     ("typed_box", "1", "typed Box, events filtered out"),
     ("typed", "2", "typed, events recorded"),
+    ("typed", "4", "typed, another type traced"),
+    ("typed", "5", "typed, this type traced"),
     ("kmalloc", "3", "kmalloc, alloc profiling on"),
     ("kbox", "3", "KBox, alloc profiling on"),
     ("typed", "3", "typed, alloc profiling on"),

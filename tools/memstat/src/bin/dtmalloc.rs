@@ -25,7 +25,7 @@ use memstat::trace::{self, Record, Top};
 #[command(
     name = "dtmalloc",
     version,
-    after_help = "Environment:\n  DWATCH_MALLOC_MIN   default of --min (65536); must be all digits\n\nExamples:\n  dtmalloc                        allocations and frees of 64 KiB or more\n  DWATCH_MALLOC_MIN=0 dtmalloc    every event\n  dtmalloc --type foo_bar --min 0 every event of type \"foo bar\"\n  dtmalloc top                    net bytes by type, refreshed every 3 s\n  dtmalloc top --duration 10 --once"
+    after_help = "Environment:\n  DWATCH_MALLOC_MIN   default of --min (65536); must be all digits\n\nExamples:\n  dtmalloc                        allocations and frees of 64 KiB or more\n  DWATCH_MALLOC_MIN=0 dtmalloc    every event\n  dtmalloc --type foo_bar --min 0 every event of type \"foo bar\"\n  dtmalloc top                    net bytes by type, refreshed every 3 s\n  dtmalloc top --duration 10 --once\n  dtmalloc -l                     the probes, as dtrace -l -P dtmalloc lists them"
 )]
 struct Args {
     /// Show only events of at least N bytes (default: $DWATCH_MALLOC_MIN or 65536; top: 0).
@@ -49,6 +49,9 @@ struct Args {
     /// Print the tracefs writes made.
     #[arg(short = 'v', long, global = true)]
     verbose: bool,
+    /// List the dtmalloc probes, as `dtrace -l -P dtmalloc` does (tracefs's dtmalloc_probes).
+    #[arg(short = 'l', long)]
+    list: bool,
     /// Testing: treat --tracefs as a plain directory tree (see README).
     #[arg(long, hide = true, global = true)]
     fake_tracefs: bool,
@@ -97,6 +100,8 @@ struct Instance {
     fake: bool,
     verbose: bool,
     enabled: Vec<PathBuf>,
+    /// The probe name this watch added to the kernel's per-type selection.
+    selected: Option<String>,
     removed: bool,
 }
 
@@ -153,6 +158,7 @@ impl Instance {
             fake,
             verbose,
             enabled: Vec::new(),
+            selected: None,
             removed: false,
         };
         if fake {
@@ -193,6 +199,32 @@ impl Instance {
         Ok(())
     }
 
+    /// Adds `probe`'s malloc and free probes to the kernel's per-type selection (tracefs's
+    /// `set_dtmalloc_probes`), so that the events fire for that type only and every other type
+    /// pays nothing for the watch; taken out again when the instance is removed. A kernel
+    /// without the file is left alone: the instance's filter alone then picks the type.
+    fn select(&mut self, probe: &str) -> Result<(), Failure> {
+        let p = self.root.join(SELECTION_FILE);
+        if !p.exists() {
+            return Ok(());
+        }
+        self.append_selection(probe)?;
+        self.selected = Some(probe.to_string());
+        Ok(())
+    }
+
+    /// Appends one spec to the selection file (`>>`: the other specs stay).
+    fn append_selection(&self, spec: &str) -> Result<(), Failure> {
+        let p = self.root.join(SELECTION_FILE);
+        self.log_write(&p, spec);
+        let mut f = OpenOptions::new()
+            .append(true)
+            .open(&p)
+            .map_err(|e| fail(format!("{}: {}", p.display(), io_text(&e))))?;
+        f.write_all(format!("{spec}\n").as_bytes())
+            .map_err(|e| fail(format!("{}: {}", p.display(), io_text(&e))))
+    }
+
     fn open_pipe(&self) -> Result<File, Failure> {
         let p = self.dir.join("trace_pipe");
         OpenOptions::new()
@@ -231,6 +263,11 @@ impl Instance {
             return Ok(());
         }
         self.disable();
+        if let Some(probe) = self.selected.take() {
+            if let Err(f) = self.append_selection(&format!("!{probe}")) {
+                eprintln!("dtmalloc: {}", f.msg);
+            }
+        }
         self.removed = true;
         let r = if self.fake {
             fs::remove_dir_all(&self.dir)
@@ -246,6 +283,34 @@ impl Drop for Instance {
         if let Err(f) = self.remove() {
             eprintln!("dtmalloc: {}", f.msg);
         }
+    }
+}
+
+/// The kernel's per-type probe selection, in the root of tracefs.
+const SELECTION_FILE: &str = "set_dtmalloc_probes";
+/// The kernel's list of dtmalloc probes, in the root of tracefs.
+const PROBES_FILE: &str = "dtmalloc_probes";
+
+/// `dtmalloc -l`: copies the kernel's probe list to standard output.
+fn list_probes(root: &Path) -> Result<(), Failure> {
+    let p = root.join(PROBES_FILE);
+    let mut text = String::new();
+    File::open(&p)
+        .and_then(|f| f.take(64 << 20).read_to_string(&mut text))
+        .map_err(|e| {
+            let hint = match e.kind() {
+                io::ErrorKind::NotFound => " (kernel without per-type dtmalloc probes?)",
+                io::ErrorKind::PermissionDenied => " (run as root)",
+                _ => "",
+            };
+            fail(format!("{}: {}{hint}", p.display(), io_text(&e)))
+        })?;
+    let mut out = io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
+            Err(fail(format!("stdout: {}", io_text(&e))))
+        }
+        _ => Ok(()),
     }
 }
 
@@ -344,6 +409,9 @@ fn render_top(w: &Watch, out: &mut impl Write, clear: bool) -> io::Result<()> {
 }
 
 fn run(args: &Args) -> Result<(), Failure> {
+    if args.list {
+        return list_probes(&tracefs_root(&args.tracefs));
+    }
     let mode = match &args.cmd {
         None => Mode::Events,
         Some(Cmd::Top { interval, once }) => {
@@ -408,6 +476,11 @@ fn run(args: &Args) -> Result<(), Failure> {
         return Err(usage(format!("--instance: bad name {name:?}")));
     }
     let mut inst = Instance::create(&root, &name, args.fake_tracefs, args.verbose)?;
+    // The instance's filter keeps the watch to its type whatever other consumers select; the
+    // per-type selection keeps every other type from paying for it.
+    if let Some(p) = &probe {
+        inst.select(p)?;
+    }
     inst.enable(&trace::filter_string(min, probe.as_deref()))?;
     let mut pipe = inst.open_pipe()?;
 

@@ -36,6 +36,14 @@ if [ $readers_only = no ]; then
 	# 2: the dtmalloc events recorded.
 	echo 0 >$tracefs/instances/bench/events/dtmalloc/filter
 	bench 2
+	# 4: per-type probes: another type's probes selected, the events
+	# enabled and recording; the benchmark's types are not selected.
+	echo 'pipe' >$tracefs/set_dtmalloc_probes || fail "cannot select the probes of pipe"
+	bench 4
+	# 5: the benchmark's type selected, its events recorded.
+	echo 'bench' >$tracefs/set_dtmalloc_probes || fail "cannot select the probes of bench"
+	bench 5
+	echo >$tracefs/set_dtmalloc_probes
 	echo 0 >$tracefs/instances/bench/events/dtmalloc/enable
 	rmdir $tracefs/instances/bench
 	# 3: allocation profiling enabled at run time (vm.mem_profiling=1).
