@@ -525,3 +525,32 @@ fn list_probes() {
         "{err}"
     );
 }
+
+/// A name the kernel's selection cannot express (a ':' or more than 31
+/// bytes) is watched through the instance's filter alone.
+#[test]
+fn fake_tracefs_type_not_expressible_as_a_spec() {
+    for name in ["a:b", "a_type_name_longer_than_31_bytes_"] {
+        let root = fake_tracefs("dt_noselect");
+        fs::write(root.join("set_dtmalloc_probes"), "").unwrap();
+        let out = dtmalloc(
+            &root,
+            &["--instance", "n", "--type", name, "--min", "0"],
+            None,
+        );
+        assert!(
+            out.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(
+            fs::read_to_string(root.join("set_dtmalloc_probes")).unwrap(),
+            ""
+        );
+        let log = fs::read_to_string(root.join("fake-writes.log")).unwrap();
+        assert!(
+            log.contains(&format!("filter probe == \"{name}\"")),
+            "{log}"
+        );
+    }
+}

@@ -203,9 +203,12 @@ impl Instance {
     /// `set_dtmalloc_probes`), so that the events fire for that type only and every other type
     /// pays nothing for the watch; taken out again when the instance is removed. A kernel
     /// without the file is left alone: the instance's filter alone then picks the type.
+    ///
+    /// A name the selection cannot express (a ':', which separates the probe in a spec, or more
+    /// than the 31 bytes of a type's name: no type has it) is not selected either.
     fn select(&mut self, probe: &str) -> Result<(), Failure> {
         let p = self.root.join(SELECTION_FILE);
-        if !p.exists() {
+        if !p.exists() || probe.contains(':') || probe.len() > SPEC_NAME_MAX {
             return Ok(());
         }
         self.append_selection(probe)?;
@@ -288,6 +291,8 @@ impl Drop for Instance {
 
 /// The kernel's per-type probe selection, in the root of tracefs.
 const SELECTION_FILE: &str = "set_dtmalloc_probes";
+/// The longest name a spec of the selection takes: a type's name, 31 bytes.
+const SPEC_NAME_MAX: usize = 31;
 /// The kernel's list of dtmalloc probes, in the root of tracefs.
 const PROBES_FILE: &str = "dtmalloc_probes";
 
