@@ -554,3 +554,63 @@ fn fake_tracefs_type_not_expressible_as_a_spec() {
         );
     }
 }
+
+/// Names that are not one type's spec (`!NAME` would remove one, globs
+/// select other types) are not selected, and a type selected already is
+/// left as it was: the watch ends without taking its spec out.
+#[test]
+fn fake_tracefs_selection_is_left_to_its_owners() {
+    for name in ["!foo", "foo*", "?", "[a-z]x"] {
+        let root = fake_tracefs("dt_glob");
+        fs::write(root.join("set_dtmalloc_probes"), "foo:malloc\nfoo:free\n").unwrap();
+        let out = dtmalloc(
+            &root,
+            &["--instance", "g", "--type", name, "--min", "0"],
+            None,
+        );
+        assert!(out.status.success(), "{name}");
+        assert_eq!(
+            fs::read_to_string(root.join("set_dtmalloc_probes")).unwrap(),
+            "foo:malloc\nfoo:free\n",
+            "{name}"
+        );
+    }
+    let root = fake_tracefs("dt_owned");
+    fs::write(
+        root.join("set_dtmalloc_probes"),
+        "foo_bar:malloc\nfoo_bar:free\n",
+    )
+    .unwrap();
+    let out = dtmalloc(
+        &root,
+        &["--instance", "o", "--type", "foo bar", "--min", "0"],
+        None,
+    );
+    assert!(out.status.success());
+    assert_eq!(
+        fs::read_to_string(root.join("set_dtmalloc_probes")).unwrap(),
+        "foo_bar:malloc\nfoo_bar:free\n"
+    );
+}
+
+/// `-l` copies any bytes, and refuses a list past its limit instead of
+/// cutting it.
+#[test]
+fn list_probes_bytes_and_limit() {
+    let root = fake_tracefs("dt_list_bytes");
+    fs::write(root.join("dtmalloc_probes"), b"ID \xc3\xa0_la_carte \xff\n").unwrap();
+    let out = dtmalloc(&root, &["-l"], None);
+    assert!(out.status.success());
+    assert_eq!(out.stdout, b"ID \xc3\xa0_la_carte \xff\n");
+    let f = fs::File::create(root.join("dtmalloc_probes")).unwrap();
+    f.set_len((64 << 20) + 1).unwrap();
+    drop(f);
+    let out = dtmalloc(&root, &["-l"], None);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.ends_with("dtmalloc_probes: larger than 67108864 bytes\n"),
+        "{err}"
+    );
+}

@@ -204,11 +204,23 @@ impl Instance {
     /// pays nothing for the watch; taken out again when the instance is removed. A kernel
     /// without the file is left alone: the instance's filter alone then picks the type.
     ///
-    /// A name the selection cannot express (a ':', which separates the probe in a spec, or more
-    /// than the 31 bytes of a type's name: no type has it) is not selected either.
+    /// Not selected either, and left to the filter: a name the selection cannot express as one
+    /// type (a ':', which separates the probe in a spec; a leading '!', which removes a spec;
+    /// the glob characters `*?[`, which would select other types too; more than the 31 bytes
+    /// of a type's name), and a type whose two probes are selected already (by a user or
+    /// another watch: taking the spec out at the end would end their selection too).
     fn select(&mut self, probe: &str) -> Result<(), Failure> {
         let p = self.root.join(SELECTION_FILE);
-        if !p.exists() || probe.contains(':') || probe.len() > SPEC_NAME_MAX {
+        if !p.exists()
+            || probe.len() > SPEC_NAME_MAX
+            || probe.starts_with('!')
+            || probe.contains([':', '*', '?', '['])
+        {
+            return Ok(());
+        }
+        let current = read_small(&p).unwrap_or_default();
+        let has = |spec: String| current.lines().any(|l| l == spec);
+        if has(format!("{probe}:malloc")) && has(format!("{probe}:free")) {
             return Ok(());
         }
         self.append_selection(probe)?;
@@ -266,18 +278,26 @@ impl Instance {
             return Ok(());
         }
         self.disable();
-        if let Some(probe) = self.selected.take() {
-            if let Err(f) = self.append_selection(&format!("!{probe}")) {
-                eprintln!("dtmalloc: {}", f.msg);
-            }
-        }
+        let deselected = match self.selected.take() {
+            Some(probe) => self.append_selection(&format!("!{probe}")),
+            None => Ok(()),
+        };
         self.removed = true;
         let r = if self.fake {
             fs::remove_dir_all(&self.dir)
         } else {
             fs::remove_dir(&self.dir)
         };
-        r.map_err(|e| fail(format!("{}: {}", self.dir.display(), io_text(&e))))
+        let removed = r.map_err(|e| fail(format!("{}: {}", self.dir.display(), io_text(&e))));
+        // Both are tried; a selection left behind is a failure of the run, as is the instance.
+        match (deselected, removed) {
+            (Err(f), Err(g)) => {
+                eprintln!("dtmalloc: {}", f.msg);
+                Err(g)
+            }
+            (Err(f), Ok(())) | (Ok(()), Err(f)) => Err(f),
+            (Ok(()), Ok(())) => Ok(()),
+        }
     }
 }
 
@@ -296,12 +316,16 @@ const SPEC_NAME_MAX: usize = 31;
 /// The kernel's list of dtmalloc probes, in the root of tracefs.
 const PROBES_FILE: &str = "dtmalloc_probes";
 
-/// `dtmalloc -l`: copies the kernel's probe list to standard output.
+/// The largest probe list `dtmalloc -l` copies: 64 MiB (about 800,000 types).
+const PROBES_MAX: u64 = 64 << 20;
+
+/// `dtmalloc -l`: copies the kernel's probe list to standard output, byte for byte (a probe
+/// name may hold any byte but white space).
 fn list_probes(root: &Path) -> Result<(), Failure> {
     let p = root.join(PROBES_FILE);
-    let mut text = String::new();
+    let mut text = Vec::new();
     File::open(&p)
-        .and_then(|f| f.take(64 << 20).read_to_string(&mut text))
+        .and_then(|f| f.take(PROBES_MAX + 1).read_to_end(&mut text))
         .map_err(|e| {
             let hint = match e.kind() {
                 io::ErrorKind::NotFound => " (kernel without per-type dtmalloc probes?)",
@@ -310,8 +334,14 @@ fn list_probes(root: &Path) -> Result<(), Failure> {
             };
             fail(format!("{}: {}{hint}", p.display(), io_text(&e)))
         })?;
+    if text.len() as u64 > PROBES_MAX {
+        return Err(fail(format!(
+            "{}: larger than {PROBES_MAX} bytes",
+            p.display()
+        )));
+    }
     let mut out = io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+    match out.write_all(&text).and_then(|_| out.flush()) {
         Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
             Err(fail(format!("stdout: {}", io_text(&e))))
         }
