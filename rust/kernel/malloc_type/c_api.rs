@@ -75,6 +75,43 @@ fn to_c<E>(r: Result<ptr::NonNull<[u8]>, E>) -> *mut c_void {
     }
 }
 
+/// Which allocator a new block of the C API comes from.
+#[derive(Clone, Copy)]
+enum Source {
+    /// kmalloc, from the type's zone (`kmalloc_mt()` and friends).
+    Kmalloc,
+    /// kmalloc, falling back to vmalloc (`kvmalloc_mt()` and friends).
+    KVmalloc,
+}
+
+/// A new block of `size` bytes on `node` from `from`, charged to `mtp`, in C's conventions.
+///
+/// # Safety
+///
+/// `mtp` is NULL or a malloc type that outlives the block (`MALLOC_DEFINE()`).
+unsafe fn alloc_c(
+    from: Source,
+    size: usize,
+    flags: bindings::gfp_t,
+    node: c_int,
+    mtp: *mut bindings::malloc_type,
+) -> *mut c_void {
+    // SAFETY: By the safety requirements.
+    let Some(t) = (unsafe { type_of(mtp) }) else {
+        return ptr::null_mut();
+    };
+    let (Ok(layout), Ok(nid)) = (Layout::from_size_align(size, 1), node_of(node)) else {
+        return ptr::null_mut();
+    };
+    let flags = Flags::from_raw(flags);
+    to_c(match from {
+        // SAFETY: `None` asks for a new block.
+        Source::Kmalloc => unsafe { t.realloc_layout(None, layout, layout, flags, nid) },
+        // SAFETY: As above.
+        Source::KVmalloc => unsafe { t.kvrealloc_layout(None, layout, layout, flags, nid) },
+    })
+}
+
 /// Allocates `size` bytes on `node` charged to `mtp`: `kmalloc_node_mt()`, `kmalloc_mt()`,
 /// `kzalloc_mt()`, `kmalloc_array_mt()`, `kcalloc_mt()`.
 ///
@@ -97,14 +134,7 @@ unsafe extern "C" fn malloc_type_kmalloc_node(
     mtp: *mut bindings::malloc_type,
 ) -> *mut c_void {
     // SAFETY: By the safety requirements.
-    let Some(t) = (unsafe { type_of(mtp) }) else {
-        return ptr::null_mut();
-    };
-    let (Ok(layout), Ok(nid)) = (Layout::from_size_align(size, 1), node_of(node)) else {
-        return ptr::null_mut();
-    };
-    // SAFETY: `None` asks for a new block.
-    to_c(unsafe { t.realloc_layout(None, layout, layout, Flags::from_raw(flags), nid) })
+    unsafe { alloc_c(Source::Kmalloc, size, flags, node, mtp) }
 }
 
 /// Resizes `p` to `new_size` bytes, charged to `mtp`: `krealloc_mt()`.
@@ -191,14 +221,7 @@ unsafe extern "C" fn malloc_type_kvmalloc_node(
     mtp: *mut bindings::malloc_type,
 ) -> *mut c_void {
     // SAFETY: By the safety requirements.
-    let Some(t) = (unsafe { type_of(mtp) }) else {
-        return ptr::null_mut();
-    };
-    let (Ok(layout), Ok(nid)) = (Layout::from_size_align(size, 1), node_of(node)) else {
-        return ptr::null_mut();
-    };
-    // SAFETY: `None` asks for a new block.
-    to_c(unsafe { t.kvrealloc_layout(None, layout, layout, Flags::from_raw(flags), nid) })
+    unsafe { alloc_c(Source::KVmalloc, size, flags, node, mtp) }
 }
 
 /// Frees `p` of `kvmalloc_mt()` and friends, charged to `mtp`: `kvfree_mt()`. NULL and
