@@ -287,19 +287,19 @@ impl<'a, T: Copy> PerCpuRef<'a, T> {
         unsafe { bindings::per_cpu_ptr(self.ptr.as_ptr().cast(), guard.cpu().as_u32()) }.cast()
     }
 
-    /// Projects the reference onto the `u64` at byte offset `offset` of `T`.
+    /// Projects the reference onto the `u64` at byte offset `OFFSET` of `T`.
     ///
     /// Use [`percpu_u64!`](crate::percpu_u64) rather than calling this directly.
     ///
     /// # Safety
     ///
-    /// `offset` is the offset of a `u64` field of `T`.
+    /// `OFFSET` is the offset of a `u64` field of `T`.
     #[inline]
-    pub unsafe fn u64_at(self, offset: usize) -> PerCpuU64<'a> {
-        // INVARIANT: By the safety requirements `offset` names a `u64` inside the `T` of every
-        // CPU; the address is computed without dereferencing the `__percpu` pointer.
+    pub unsafe fn u64_at<const OFFSET: usize>(self) -> PerCpuU64<'a, OFFSET> {
+        // INVARIANT: By the safety requirements `OFFSET` names a `u64` inside the `T` of every
+        // CPU.
         PerCpuU64 {
-            ptr: self.ptr.as_ptr().cast::<u8>().wrapping_add(offset).cast(),
+            base: self.ptr.as_ptr().cast(),
             _p: PhantomData,
         }
     }
@@ -332,28 +332,36 @@ macro_rules! percpu_u64 {
         // Fails to build unless `$field` is a `u64` field of `$ty`.
         let _: fn(&$ty) -> &u64 = |t| &t.$field;
         // SAFETY: Just above, `$field` was checked to be a `u64` field of `$ty`.
-        unsafe { r.u64_at(::core::mem::offset_of!($ty, $field)) }
+        unsafe { r.u64_at::<{ ::core::mem::offset_of!($ty, $field) }>() }
     }};
 }
 
 /// A `u64` counter in per-CPU memory, with one copy per possible CPU.
 ///
-/// Updates apply to the current CPU's copy with `this_cpu_add()` / `this_cpu_or()`: a single
-/// instruction on x86_64, safe against preemption and interrupts, with no lock and no atomic
-/// read-modify-write on a shared cache line. On x86_64 that instruction is inlined (a
-/// `%gs`-relative `add` or `or`); elsewhere the C helpers run it. Readers sum or inspect the
-/// copies.
+/// Updates apply to the current CPU's copy with `this_cpu_add()` / `this_cpu_inc()` /
+/// `this_cpu_or()`: a single instruction on x86_64, safe against preemption and interrupts, with
+/// no lock and no atomic read-modify-write on a shared cache line. On x86_64 that instruction is
+/// inlined (a `%gs`-relative `add`, `inc` or `or`, with the field's offset `OFFSET` folded into
+/// its address, as FreeBSD's `zpcpu_add()` and the kernel's `this_cpu_*()` emit it); elsewhere
+/// the C helpers run it. Readers sum or inspect the copies.
 ///
 /// # Invariants
 ///
-/// `self.ptr` is a `__percpu` pointer to a `u64` of every possible CPU, valid for `'a`.
+/// `self.base + OFFSET` is a `__percpu` pointer to a `u64` of every possible CPU, valid for `'a`.
 #[derive(Clone, Copy)]
-pub struct PerCpuU64<'a> {
-    ptr: *mut u64,
+pub struct PerCpuU64<'a, const OFFSET: usize = 0> {
+    base: *mut u8,
     _p: PhantomData<&'a u64>,
 }
 
-impl PerCpuU64<'_> {
+impl<const OFFSET: usize> PerCpuU64<'_, OFFSET> {
+    /// Returns the `__percpu` pointer to the counter.
+    #[inline]
+    fn ptr(self) -> *mut u64 {
+        // The address is computed without dereferencing the `__percpu` pointer.
+        self.base.wrapping_add(OFFSET).cast()
+    }
+
     /// Adds `val` (wrapping) to the current CPU's copy.
     ///
     /// # Context
@@ -363,22 +371,46 @@ impl PerCpuU64<'_> {
     #[inline]
     pub fn add(self, val: u64) {
         #[cfg(all(target_arch = "x86_64", not(CONFIG_UML)))]
-        // SAFETY: By the type invariant `self.ptr` is a valid `__percpu` `u64` pointer, so
-        // `%gs:ptr` is the current CPU's copy; this is the one instruction `this_cpu_add()`
-        // compiles to on x86_64, which preemption and interrupts cannot split.
+        // SAFETY: By the type invariant `self.base + OFFSET` is a valid `__percpu` `u64`
+        // pointer, so `%gs:(base + OFFSET)` is the current CPU's copy; this is the one
+        // instruction `this_cpu_add()` compiles to on x86_64, which preemption and interrupts
+        // cannot split.
         unsafe {
             core::arch::asm!(
-                "add qword ptr gs:[{p}], {v}",
-                p = in(reg) self.ptr,
+                "add qword ptr gs:[{p} + {off}], {v}",
+                p = in(reg) self.base,
+                off = const OFFSET,
                 v = in(reg) val,
                 options(nostack),
             )
         };
         #[cfg(not(all(target_arch = "x86_64", not(CONFIG_UML))))]
-        // SAFETY: By the type invariant `self.ptr` is a valid `__percpu` `u64` pointer.
+        // SAFETY: By the type invariant `self.ptr()` is a valid `__percpu` `u64` pointer.
         unsafe {
-            bindings::this_cpu_add_u64(self.ptr, val)
+            bindings::this_cpu_add_u64(self.ptr(), val)
         };
+    }
+
+    /// Adds one (wrapping) to the current CPU's copy.
+    ///
+    /// # Context
+    ///
+    /// Any context, interrupts included.
+    #[doc(alias("this_cpu_inc"))]
+    #[inline]
+    pub fn inc(self) {
+        #[cfg(all(target_arch = "x86_64", not(CONFIG_UML)))]
+        // SAFETY: As in `add`, for the one instruction of `this_cpu_inc()`.
+        unsafe {
+            core::arch::asm!(
+                "inc qword ptr gs:[{p} + {off}]",
+                p = in(reg) self.base,
+                off = const OFFSET,
+                options(nostack),
+            )
+        };
+        #[cfg(not(all(target_arch = "x86_64", not(CONFIG_UML))))]
+        self.add(1);
     }
 
     /// Ors `val` into the current CPU's copy.
@@ -393,16 +425,17 @@ impl PerCpuU64<'_> {
         // SAFETY: As in `add`, for the one instruction of `this_cpu_or()`.
         unsafe {
             core::arch::asm!(
-                "or qword ptr gs:[{p}], {v}",
-                p = in(reg) self.ptr,
+                "or qword ptr gs:[{p} + {off}], {v}",
+                p = in(reg) self.base,
+                off = const OFFSET,
                 v = in(reg) val,
                 options(nostack),
             )
         };
         #[cfg(not(all(target_arch = "x86_64", not(CONFIG_UML))))]
-        // SAFETY: By the type invariant `self.ptr` is a valid `__percpu` `u64` pointer.
+        // SAFETY: By the type invariant `self.ptr()` is a valid `__percpu` `u64` pointer.
         unsafe {
-            bindings::this_cpu_or_u64(self.ptr, val)
+            bindings::this_cpu_or_u64(self.ptr(), val)
         };
     }
 
@@ -416,9 +449,9 @@ impl PerCpuU64<'_> {
         if !cpu_possible(cpu) {
             return 0;
         }
-        // SAFETY: By the type invariant `self.ptr` is a valid `__percpu` pointer and `cpu` is a
+        // SAFETY: By the type invariant `self.ptr()` is a valid `__percpu` pointer and `cpu` is a
         // possible CPU.
-        let p = unsafe { bindings::per_cpu_ptr(self.ptr.cast(), cpu.as_u32()) };
+        let p = unsafe { bindings::per_cpu_ptr(self.ptr().cast(), cpu.as_u32()) };
         // SAFETY: `p` points to `cpu`'s valid, aligned `u64`, whose concurrent stores are
         // single-word per-CPU operations, which are atomic.
         // ORDERING: Relaxed, `READ_ONCE()`: a counter on its own.
@@ -459,18 +492,21 @@ mod tests {
             let guard = PreemptGuard::new();
             a.add(5);
             a.add(u64::MAX); // Wraps: 5 - 1.
+            a.inc();
+            // `b` is at offset 8: its updates land in `b`, not in `a`.
             b.or(0b100);
             b.or(0b001);
+            b.inc();
             guard.cpu()
         };
-        assert_eq!(a.sum(), 4);
-        assert_eq!(b.sum(), 0b101);
-        assert_eq!((a.get(cpu), b.get(cpu)), (4, 0b101));
+        assert_eq!(a.sum(), 5);
+        assert_eq!(b.sum(), 0b110);
+        assert_eq!((a.get(cpu), b.get(cpu)), (5, 0b110));
         // The pointer of `cpu` is where its copy of the fields lives.
         let r = p.as_ref().cpu_ptr(cpu).ok_or(EINVAL)?;
         // SAFETY: `r` is `cpu`'s valid `Rec`, not written concurrently (only this test writes).
         let rb = unsafe { atomic_load(core::ptr::addr_of_mut!((*r).b), Relaxed) };
-        assert_eq!(rb, 0b101);
+        assert_eq!(rb, 0b110);
         for other in possible_cpus().filter(|&c| c != cpu) {
             assert_eq!(a.get(other), 0);
         }
