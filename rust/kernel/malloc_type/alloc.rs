@@ -24,10 +24,17 @@
 use super::{
     accounted_size,
     page_rounded,
+    size_class::{
+        cache_zindx,
+        KMALLOC_INDEX, //
+    },
     vmalloc_shrink_moves,
     zindx,
     MallocType,
-    KMALLOC_MAX_SIZE, //
+    KMALLOC_MAX_CACHE_SIZE,
+    KMALLOC_MAX_SIZE,
+    ZONE_COUNT,
+    ZONE_SIZES, //
 };
 use crate::{
     alloc::{
@@ -53,7 +60,141 @@ use core::{
     }, //
 };
 
+/// Whether the fast path may pick a cache of `kmalloc_caches[KMALLOC_NORMAL]` itself: not when
+/// the kmalloc caches are partitioned by call site (`CONFIG_KMALLOC_PARTITION_*`), where only
+/// `kmalloc()` knows the partition.
+const FAST_PATH: bool = cfg!(not(any(
+    CONFIG_KMALLOC_PARTITION_RANDOM,
+    CONFIG_KMALLOC_PARTITION_TYPED
+)));
+
+/// A kmalloc size class as the allocation fast path uses it: everything it needs in one entry.
+#[derive(Clone, Copy)]
+struct SizeClass {
+    /// The accounted size in bytes ([`ZONE_SIZES`]).
+    size: usize,
+    /// The bit of the class in `mts_size` (`1 << zindx`).
+    bit: u64,
+    /// The `zindx`.
+    zindx: i32,
+    /// The slot of the class in a `kmem_buckets` (below `KMALLOC_SHIFT_HIGH + 1`).
+    kmalloc_index: u8,
+}
+
+/// The size classes by `zindx`, padded to 16 entries so that [`cache_zindx`]'s result (below 16)
+/// indexes it without a bounds check; the padding is never used.
+const SIZE_CLASSES: [SizeClass; 16] = {
+    let mut t = [SizeClass {
+        size: ZONE_SIZES[0],
+        bit: 1,
+        zindx: 0,
+        kmalloc_index: KMALLOC_INDEX[0],
+    }; 16];
+    let mut z = 0;
+    while z < ZONE_COUNT {
+        t[z] = SizeClass {
+            size: ZONE_SIZES[z],
+            bit: 1 << z,
+            // CAST: `z` is below `ZONE_COUNT`.
+            zindx: z as i32,
+            kmalloc_index: KMALLOC_INDEX[z],
+        };
+        z += 1;
+    }
+    t
+};
+
+/// The normal kmalloc cache at slot `index` of `kmalloc_caches[KMALLOC_NORMAL]`.
+///
+/// # Safety
+///
+/// `index` is below `KMALLOC_SHIFT_HIGH + 1`.
+#[inline(always)]
+unsafe fn normal_cache(index: u8) -> *mut bindings::kmem_cache {
+    let caches = &raw const bindings::kmalloc_caches;
+    let normal = bindings::kmalloc_cache_type_KMALLOC_NORMAL as usize;
+    // SAFETY: `kmalloc_caches` is set up before any initcall and not written after boot
+    // (`__ro_after_init`); `KMALLOC_NORMAL` is one of its rows, and `index` is within a
+    // `kmem_buckets` (safety requirements).
+    unsafe {
+        *caches
+            .cast::<bindings::kmem_buckets>()
+            .add(normal)
+            .cast::<*mut bindings::kmem_cache>()
+            .add(usize::from(index))
+    }
+}
+
 impl MallocType {
+    /// Allocates a new block for `layout` (padded, as [`Kmalloc::aligned_layout`] pads it)
+    /// charged to the type, with the contract of [`Allocator::alloc`].
+    ///
+    /// The fast path, inlined into the caller, serves what `kmalloc()` serves from its normal
+    /// caches (1 to [`KMALLOC_MAX_CACHE_SIZE`] bytes, an alignment of at most
+    /// `ARCH_KMALLOC_MINALIGN`, no NUMA node, flags without `KMALLOC_NOT_NORMAL_BITS`) for a type
+    /// in zone 0: the size class is found once, and gives the cache (so the slab allocator does
+    /// not look it up again, as for a constant-size `kmalloc()`), the accounted size and the
+    /// `mts_size` bit. Everything else takes the general path, [`MallocType::realloc_layout`].
+    #[inline(always)]
+    pub(crate) fn alloc_new(
+        &self,
+        layout: Layout,
+        flags: Flags,
+        nid: NumaNode,
+    ) -> Result<NonNull<[u8]>, AllocError> {
+        let size = layout.size();
+        if FAST_PATH
+            && size.wrapping_sub(1) < KMALLOC_MAX_CACHE_SIZE
+            && layout.align() <= bindings::ARCH_KMALLOC_MINALIGN
+            && nid.as_raw() == bindings::NUMA_NO_NODE
+            && flags.as_raw() & bindings::MALLOC_TYPE_KMALLOC_NOT_NORMAL_BITS == 0
+            && self.zone() == 0
+        {
+            let class = SIZE_CLASSES[cache_zindx(size)];
+            // SAFETY: The slots of `SIZE_CLASSES` are those of `KMALLOC_INDEX`, checked at
+            // compile time to be within a `kmem_buckets`.
+            let s = unsafe { normal_cache(class.kmalloc_index) };
+            // SAFETY: `s` is the normal kmalloc cache of `size`'s size class, which is what
+            // `kmalloc(size, flags)` allocates from for these flags; any flags are accepted.
+            let p = unsafe { bindings::malloc_type_kmalloc_cache(s, flags.as_raw(), size) };
+            let p = NonNull::new(p.cast::<u8>()).ok_or(AllocError)?;
+            self.account_alloc_class(class.size, class.zindx, class.bit);
+            return Ok(NonNull::slice_from_raw_parts(p, size));
+        }
+        self.alloc_slow(layout, flags, nid)
+    }
+
+    /// [`MallocType::alloc_new`] outside the fast path: [`MallocType::realloc_layout`].
+    #[cold]
+    #[inline(never)]
+    fn alloc_slow(
+        &self,
+        layout: Layout,
+        flags: Flags,
+        nid: NumaNode,
+    ) -> Result<NonNull<[u8]>, AllocError> {
+        // SAFETY: `None` asks for a new allocation.
+        unsafe { self.realloc_layout(None, layout, layout, flags, nid) }
+    }
+
+    /// Frees `ptr`, a block of `layout` of the type's kmalloc allocators, and accounts the size
+    /// class it consumed, with the contract of [`Allocator::free`].
+    ///
+    /// # Safety
+    ///
+    /// `ptr` is a live allocation of `layout` of [`TypedAlloc`] for this type (or of
+    /// [`Kmalloc`] for the type that hooks it), not used again.
+    #[inline(always)]
+    pub(crate) unsafe fn free_layout(&self, ptr: NonNull<u8>, layout: Layout) {
+        // A zero-sized layout has a dangling pointer, which may be above `ZERO_SIZE_PTR`.
+        if layout.size() == 0 {
+            return;
+        }
+        // SAFETY: `ptr` is a live kmalloc allocation, not used again (safety requirements).
+        let size = unsafe { bindings::kfree_size(ptr.as_ptr().cast()) };
+        self.account_free(size);
+    }
+
     /// Allocates a new block for `layout` (padded): from the type's zone when `zoned`, else
     /// with `Kmalloc`.
     ///
@@ -238,10 +379,10 @@ impl MallocType {
     /// assert_eq!(M_MALLOC_DOC.stats().numallocs, 1);
     /// # Ok::<(), Error>(())
     /// ```
+    #[inline]
     pub fn malloc(&self, size: usize, flags: Flags) -> Result<NonNull<[u8]>, AllocError> {
         let layout = Layout::from_size_align(size, 1).map_err(|_| AllocError)?;
-        // SAFETY: `ptr` is `None`, so this is a new allocation.
-        unsafe { self.realloc_layout(None, layout, layout, flags, NumaNode::NO_NODE) }
+        self.alloc_new(layout, flags, NumaNode::NO_NODE)
     }
 
     /// Allocates `size` zeroed bytes charged to the type (`malloc(.., M_ZERO)`).
@@ -409,16 +550,16 @@ impl MallocType {
     /// assert_eq!(M_FREE_DOC.stats().numfrees, 0);
     /// # Ok::<(), Error>(())
     /// ```
+    #[inline]
     pub unsafe fn free(&self, ptr: *mut u8) {
-        if zero_or_null(ptr) {
-            return;
+        // SAFETY: By the safety requirements `ptr` is null, `ZERO_SIZE_PTR` or below (a
+        // zero-byte allocation), or a live allocation of the raw API of this type: a kmalloc
+        // block (the shared caches, its zone's buckets, or a large kmalloc), not used again.
+        // `kfree_size()` returns the size class (or pages) it consumed, 0 for no block.
+        let size = unsafe { bindings::kfree_size(ptr.cast()) };
+        if size != 0 {
+            self.account_free(size);
         }
-        // SAFETY: By the safety requirements `ptr` is a live allocation of the raw API of this
-        // type: a kmalloc block (the shared caches, its zone's buckets, or a large kmalloc).
-        let size = unsafe { bindings::malloc_type_block_size(ptr.cast()) };
-        // SAFETY: As above; it is not used again.
-        unsafe { bindings::kfree(ptr.cast()) };
-        self.account_free(size);
     }
 
     /// [`KVmalloc`]'s allocator charging this type, with the contract of
@@ -554,7 +695,9 @@ pub trait MallocTypeTag {
 pub struct TypedAlloc<M: MallocTypeTag>(PhantomData<M>);
 
 // SAFETY: `realloc` delegates to `MallocType::realloc_layout`, which allocates with kmalloc
-// (directly or through a zone's buckets) and resizes and frees any of these allocations, so
+// (directly or through a zone's buckets) and resizes and frees any of these allocations, `alloc`
+// to `MallocType::alloc_new`, which allocates as `realloc_layout` or from the kmalloc cache that
+// `kmalloc()` would pick, and `free` to `MallocType::free_layout`, which frees with `kfree()`, so
 // - memory remains valid until it is freed,
 // - any pointer it returned may be passed to it again,
 // - it has the guarantees of `Allocator::realloc` (contents kept up to the smaller size, the old
@@ -562,6 +705,11 @@ pub struct TypedAlloc<M: MallocTypeTag>(PhantomData<M>);
 //   `ARCH_KMALLOC_MINALIGN`, see `Kmalloc`).
 unsafe impl<M: MallocTypeTag> Allocator for TypedAlloc<M> {
     const MIN_ALIGN: usize = bindings::ARCH_KMALLOC_MINALIGN;
+
+    #[inline]
+    fn alloc(layout: Layout, flags: Flags, nid: NumaNode) -> Result<NonNull<[u8]>, AllocError> {
+        M::get().alloc_new(Kmalloc::aligned_layout(layout), flags, nid)
+    }
 
     #[inline]
     unsafe fn realloc(
@@ -573,6 +721,12 @@ unsafe impl<M: MallocTypeTag> Allocator for TypedAlloc<M> {
     ) -> Result<NonNull<[u8]>, AllocError> {
         // SAFETY: Same safety requirements as `Allocator::realloc`, for this type.
         unsafe { M::get().realloc_layout(ptr, layout, old_layout, flags, nid) }
+    }
+
+    #[inline]
+    unsafe fn free(ptr: NonNull<u8>, layout: Layout) {
+        // SAFETY: Same safety requirements as `Allocator::free`, for this type.
+        unsafe { M::get().free_layout(ptr, layout) }
     }
 }
 
@@ -956,6 +1110,58 @@ mod tests {
             unsafe { bindings::kfree(raw.as_ptr().cast()) };
             assert_eq!(kind, Some(c"kmalloc-rcl-64"));
         }
+        Ok(())
+    }
+
+    crate::malloc_define!(M_T_FAST, "kunit fast path", "The allocation fast path");
+
+    #[test]
+    fn fast_path_caches_and_counters() -> Result {
+        let t = &M_T_FAST;
+        // Zone 0 only: the other zones take the general path.
+        if t.zone() != 0 {
+            return Ok(());
+        }
+        // Every size a kmalloc cache serves: the block comes from the normal kmalloc cache of
+        // its size class (as `kmalloc()` would pick it), is charged that
+        // class, and the free, which is told no size, discharges the same.
+        for size in 1..=KMALLOC_MAX_CACHE_SIZE {
+            let class = ZONE_SIZES[zindx(size) as usize];
+            let before = t.stats();
+            let p = t.malloc(size, GFP_KERNEL)?;
+            let p = p.as_ptr().cast::<u8>();
+            let (name, _) = cache_of(p).ok_or(EINVAL)?;
+            let mid = t.stats();
+            // SAFETY: `p` came from `t` and is not used again.
+            unsafe { t.free(p) };
+            let after = t.stats();
+            // A KFENCE object's slab names the cache it stands in for. The caches from 1 KiB up
+            // are named in KiB (`kmalloc_info[]`).
+            let want = if class >= 1024 {
+                crate::str::CString::try_from_fmt(fmt!("kmalloc-{}k", class / 1024))?
+            } else {
+                crate::str::CString::try_from_fmt(fmt!("kmalloc-{}", class))?
+            };
+            assert_eq!(name, &*want);
+            assert_eq!(mid.numallocs - before.numallocs, 1);
+            assert_eq!(mid.memalloced - before.memalloced, class as u64);
+            assert_ne!(mid.size & (1 << zindx(size)), 0);
+            assert_eq!(after.numfrees - before.numfrees, 1);
+            assert_eq!(after.memfreed - before.memfreed, class as u64);
+        }
+        // Flags that ask for another kind of cache take the general path, to that kind.
+        let gfp = Flags::from_raw(bindings::GFP_KERNEL | (1 << bindings::___GFP_RECLAIMABLE_BIT));
+        let p = t.malloc(64, gfp)?.as_ptr().cast::<u8>();
+        let kind = cache_of(p).map(|(name, _)| name);
+        // SAFETY: `p` came from `t` and is not used again.
+        unsafe { t.free(p) };
+        assert_eq!(kind, Some(c"kmalloc-rcl-64"));
+        // `Box` of the typed allocator: the same fast path and free, with a constant size.
+        let b = Box::<[u8; 100], TypedAlloc<M_T_FAST>>::new_uninit(GFP_KERNEL)?;
+        assert_eq!(t.stats().mem_use(), 128);
+        drop(b);
+        let s = t.stats();
+        assert_eq!((s.in_use(), s.mem_use()), (0, 0));
         Ok(())
     }
 

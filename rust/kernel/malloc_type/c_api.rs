@@ -105,9 +105,8 @@ unsafe fn alloc_c(
     };
     let flags = Flags::from_raw(flags);
     to_c(match from {
+        Source::Kmalloc => t.alloc_new(layout, flags, nid),
         // SAFETY: `None` asks for a new block.
-        Source::Kmalloc => unsafe { t.realloc_layout(None, layout, layout, flags, nid) },
-        // SAFETY: As above.
         Source::KVmalloc => unsafe { t.kvrealloc_layout(None, layout, layout, flags, nid) },
     })
 }

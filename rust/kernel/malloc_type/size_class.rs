@@ -29,6 +29,24 @@ pub const ZONE_SIZES: [usize; ZONE_COUNT] = [
     8, 16, 32, 64, 96, 128, 192, 256, 512, 1024, 2048, 4096, 8192,
 ];
 
+/// The slot in `kmalloc_caches[type][]` of the kmalloc cache of each `zindx`: `kmalloc_index()`
+/// of its size (96 and 192 bytes have slots 1 and 2, the powers of two `2^n` slot `n`).
+pub(crate) const KMALLOC_INDEX: [u8; ZONE_COUNT] = [3, 4, 5, 6, 1, 7, 2, 8, 9, 10, 11, 12, 13];
+
+const _: () = {
+    let mut z = 0;
+    while z < ZONE_COUNT {
+        // Every slot exists in a `kmem_buckets`.
+        assert!((KMALLOC_INDEX[z] as usize) < bindings::KMALLOC_SHIFT_HIGH as usize + 1);
+        z += 1;
+    }
+};
+
+/// The `zindx` of sizes 1 to 192 by `(size - 1) / 8`, as `kmalloc_size_index[]` maps them.
+const SMALL: [u8; 24] = [
+    0, 1, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 6, 6, 6, 6, 6, 6, 6, 6,
+];
+
 /// The largest request served by a kmalloc cache (`KMALLOC_MAX_CACHE_SIZE`), in bytes; larger
 /// ones come from the page allocator and have no `zindx` (-1).
 pub const KMALLOC_MAX_CACHE_SIZE: usize = ZONE_SIZES[ZONE_COUNT - 1];
@@ -60,10 +78,6 @@ const _: () = assert!(KMALLOC_MAX_CACHE_SIZE == bindings::MALLOC_TYPE_KMALLOC_MA
 /// ```
 #[inline]
 pub fn zindx(size: usize) -> i32 {
-    /// The `zindx` of sizes 1 to 192 by `(size - 1) / 8`, as `kmalloc_size_index[]` maps them.
-    const SMALL: [u8; 24] = [
-        0, 1, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 6, 6, 6, 6, 6, 6, 6, 6,
-    ];
     match size {
         0 => -1,
         // CAST: Values of `SMALL` are below `ZONE_COUNT`.
@@ -73,6 +87,26 @@ pub fn zindx(size: usize) -> i32 {
         193..=KMALLOC_MAX_CACHE_SIZE => (usize::BITS - (size - 1).leading_zeros()) as i32 - 1,
         _ => -1,
     }
+}
+
+/// Returns the `zindx` of a request of `size` bytes that a kmalloc cache serves (1 to
+/// [`KMALLOC_MAX_CACHE_SIZE`]); the result for other sizes is meaningless, but below 16.
+///
+/// [`zindx`] without the range checks, for the allocation fast path, which has checked the size
+/// before.
+///
+/// # Context
+///
+/// Any context.
+#[inline(always)]
+pub(crate) fn cache_zindx(size: usize) -> usize {
+    let z = if size.wrapping_sub(1) < 192 {
+        usize::from(SMALL[size.wrapping_sub(1) / 8])
+    } else {
+        // CAST: `leading_zeros()` of a `usize` is at most 64.
+        (usize::BITS - size.wrapping_sub(1).leading_zeros()) as usize - 1
+    };
+    z & 15
 }
 
 /// Returns the accounted size in bytes of a kmalloc request of `size` bytes: what
@@ -156,6 +190,9 @@ mod tests {
                 assert_eq!(accounted_size(ZONE_SIZES[i - 1] + 1), z);
             }
         }
+        for size in 1..=KMALLOC_MAX_CACHE_SIZE {
+            assert_eq!(cache_zindx(size) as i32, zindx(size));
+        }
         assert_eq!(zindx(KMALLOC_MAX_CACHE_SIZE + 1), -1);
         assert_eq!(
             accounted_size(KMALLOC_MAX_CACHE_SIZE + 1),
@@ -179,6 +216,22 @@ mod tests {
             if size <= KMALLOC_MAX_CACHE_SIZE {
                 assert_eq!(ZONE_SIZES[zindx(size) as usize], want);
             }
+        }
+    }
+
+    #[test]
+    fn kmalloc_cache_slots() {
+        // The slot of each size class holds the running kernel's normal kmalloc cache of that
+        // size, and so does the slot the slab allocator picks for a request of that size.
+        for (z, &size) in ZONE_SIZES.iter().enumerate() {
+            let caches = &raw const bindings::kmalloc_caches;
+            let normal = bindings::kmalloc_cache_type_KMALLOC_NORMAL as usize;
+            // SAFETY: `kmalloc_caches` is set up before any initcall and not written after boot;
+            // the index is within its bounds.
+            let s = unsafe { (*caches)[normal][usize::from(KMALLOC_INDEX[z])] };
+            assert!(!s.is_null());
+            // SAFETY: `s` is a live kmalloc cache.
+            assert_eq!(unsafe { bindings::kmem_cache_size(s) } as usize, size);
         }
     }
 

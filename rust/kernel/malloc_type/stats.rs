@@ -324,6 +324,21 @@ impl MallocType {
     /// Any context.
     #[inline]
     pub(crate) fn account_alloc(&self, size: usize, zindx: i32) {
+        let bit = match u32::try_from(zindx) {
+            Ok(z) if z < 64 => 1u64 << z,
+            _ => 0,
+        };
+        self.account_alloc_class(size, zindx, bit);
+    }
+
+    /// [`MallocType::account_alloc`] with the `mts_size` bit of `zindx` given (0 for none), as
+    /// the allocation fast path has it in its size class table.
+    ///
+    /// # Context
+    ///
+    /// Any context.
+    #[inline(always)]
+    pub(crate) fn account_alloc_class(&self, size: usize, zindx: i32, bit: u64) {
         // The statistics stay allocated, and the task on this CPU, until `rcu` is dropped: the
         // event names the record that was updated.
         let rcu = PreemptGuard::new();
@@ -332,12 +347,8 @@ impl MallocType {
         };
         // CAST: `usize` and `u64` have the same width on 64-bit kernels.
         percpu_u64!(s, bindings::malloc_type_stats, mts_memalloced).add(size as u64);
-        percpu_u64!(s, bindings::malloc_type_stats, mts_numallocs).add(1);
-        if let Ok(z) = u32::try_from(zindx) {
-            if z < 64 {
-                percpu_u64!(s, bindings::malloc_type_stats, mts_size).or(1u64 << z);
-            }
-        }
+        percpu_u64!(s, bindings::malloc_type_stats, mts_numallocs).inc();
+        percpu_u64!(s, bindings::malloc_type_stats, mts_size).or(bit);
         if trace::malloc_enabled() && trace::selected(self, bindings::DTMALLOC_PROBE_MALLOC) {
             // SAFETY: `self` is registered (`s` exists) and the record is this CPU's, updated
             // just above; `rcu` keeps preemption disabled until after the call.
@@ -354,7 +365,7 @@ impl MallocType {
     /// # Context
     ///
     /// Any context.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn account_free(&self, size: usize) {
         // As in `account_alloc`.
         let rcu = PreemptGuard::new();
@@ -363,7 +374,7 @@ impl MallocType {
         };
         // CAST: `usize` and `u64` have the same width on 64-bit kernels.
         percpu_u64!(s, bindings::malloc_type_stats, mts_memfreed).add(size as u64);
-        percpu_u64!(s, bindings::malloc_type_stats, mts_numfrees).add(1);
+        percpu_u64!(s, bindings::malloc_type_stats, mts_numfrees).inc();
         if trace::free_enabled() && trace::selected(self, bindings::DTMALLOC_PROBE_FREE) {
             // SAFETY: As in `account_alloc`.
             unsafe { trace::fire(self, trace::free, s.this_cpu_ptr(&rcu), size, 0) };

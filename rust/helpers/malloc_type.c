@@ -1,0 +1,14 @@
+// SPDX-License-Identifier: GPL-2.0
+
+#include <linux/slab.h>
+
+/*
+ * kmalloc() from a cache the caller looked up: what kmalloc() does for a
+ * size known at compile time, with the allocation profiling hook.
+ */
+__rust_helper void *__must_check __alloc_size(3)
+rust_helper_malloc_type_kmalloc_cache(struct kmem_cache *s, gfp_t flags,
+				      size_t size)
+{
+	return alloc_hooks(__kmalloc_cache_noprof(s, flags, size));
+}
