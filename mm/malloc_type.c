@@ -49,6 +49,39 @@ static unsigned int numzones = 1;
 module_param(numzones, uint, 0444);
 MODULE_PARM_DESC(numzones, "Number of zones (sets of kmalloc buckets) types are spread over");
 
+struct malloc_type_default_switch malloc_type_default_types = {
+	.off = STATIC_KEY_FALSE_INIT,
+};
+EXPORT_SYMBOL_GPL(malloc_type_default_types);
+
+static bool default_types = true;
+
+/*
+ * malloc_types.default_types=0 turns the switch's key on. Boot parameters are
+ * parsed after jump_label_init() and before any initcall, so before the first
+ * Rust allocation: every block is freed the way it was allocated.
+ */
+static int default_types_set(const char *val, const struct kernel_param *kp)
+{
+	int ret = param_set_bool(val, kp);
+
+	if (ret)
+		return ret;
+	if (default_types)
+		static_branch_disable(&malloc_type_default_types.off);
+	else
+		static_branch_enable(&malloc_type_default_types.off);
+	return 0;
+}
+
+static const struct kernel_param_ops default_types_ops = {
+	.set = default_types_set,
+	.get = param_get_bool,
+};
+module_param_cb(default_types, &default_types_ops, &default_types, 0444);
+MODULE_PARM_DESC(default_types,
+		 "Charge untyped Rust allocations to the default types (1, default) or not (0)");
+
 /* Zone i > 0 allocates from malloc_type_buckets[i]; [0] is unused. */
 static kmem_buckets *malloc_type_buckets[MALLOC_TYPE_MAX_ZONES];
 

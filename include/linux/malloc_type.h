@@ -169,6 +169,20 @@ struct dtmalloc_selection {
 	struct static_key_false key;
 };
 extern struct dtmalloc_selection dtmalloc_probes_selected;
+/**
+ * struct malloc_type_default_switch - whether untyped Rust allocations are charged
+ * @off: on when the kernel was booted with malloc_types.default_types=0:
+ *	Kmalloc, Vmalloc and KVmalloc then leave their allocations uncharged
+ *	instead of charging the default types "rust kmalloc", "rust vmalloc"
+ *	and "rust kvmalloc". Set while the boot parameters are parsed, before
+ *	any Rust code runs, and never changed after.
+ *
+ * A struct around the key for Rust's static_branch_unlikely!(), as above.
+ */
+struct malloc_type_default_switch {
+	struct static_key_false off;
+};
+extern struct malloc_type_default_switch malloc_type_default_types;
 /* Sets a type's mti_probes[] from the selection (mm/malloc_type_probes.c). */
 int malloc_type_probes_apply(struct malloc_type *mtp);
 size_t malloc_type_block_size(const void *p);

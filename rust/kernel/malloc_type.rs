@@ -277,6 +277,34 @@ pub fn numzones() -> u32 {
     unsafe { bindings::malloc_type_numzones() }
 }
 
+/// Returns whether untyped Rust allocations ([`Kmalloc`], [`Vmalloc`] and [`KVmalloc`]) are
+/// charged to the default types ("rust kmalloc", "rust vmalloc", "rust kvmalloc"): yes unless
+/// the kernel was booted with `malloc_types.default_types=0`.
+///
+/// A static key (one patched instruction on the allocation paths), fixed before any Rust code
+/// runs.
+///
+/// [`Kmalloc`]: crate::alloc::allocator::Kmalloc
+/// [`Vmalloc`]: crate::alloc::allocator::Vmalloc
+/// [`KVmalloc`]: crate::alloc::allocator::KVmalloc
+///
+/// # Context
+///
+/// Any context.
+#[inline(always)]
+pub fn default_types_charged() -> bool {
+    // SAFETY: `malloc_type_default_types` is a static key defined by C (`mm/malloc_type.c`); it
+    // is always okay to query it.
+    let off = unsafe {
+        crate::jump_label::static_branch_unlikely!(
+            bindings::malloc_type_default_types,
+            bindings::malloc_type_default_switch,
+            off
+        )
+    };
+    !off
+}
+
 /// Returns the number of registered types (`kernel.malloc_count`).
 ///
 /// # Context

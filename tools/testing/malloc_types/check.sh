@@ -28,7 +28,9 @@ mt_prepare test
 # over dedicated kmalloc buckets (zones 1..3) and that path runs under KASAN,
 # and the guest tests that move user data through typed memory (Binder IPC,
 # block I/O), under CONFIG_HARDENED_USERCOPY; the other guest tests expect
-# zone 0 in their rows.
+# zone 0 in their rows. Boot 2 also has malloc_types.default_types=0: the
+# KUnit case of the default types then expects untyped Rust allocations
+# uncharged, and Binder's test that its workload leaves them unchanged.
 boot() { # boot NAME MODE KERNEL-ARGS...
 	local name=$1 mode=$2 log="$MT_CACHE/logs/check-console-$1.log"
 	shift 2
@@ -45,7 +47,7 @@ boot() { # boot NAME MODE KERNEL-ARGS...
 	fi
 }
 boot tests check
-boot numzones4 check malloc_types.numzones=4 mt.only=70-binder,72-rnull
+boot numzones4 check malloc_types.numzones=4 malloc_types.default_types=0 mt.only=70-binder,72-rnull
 
 # The kernel without CONFIG_MALLOC_TYPES (configs/nomt.config): built, not
 # booted, and without a warning, so that the patches keep the subsystem
