@@ -1,14 +1,25 @@
 //! Memory types and lists of them: `struct memory_type` and
 //! `struct memory_type_list` of libmemstat(3).
 
-use std::collections::{HashMap, VecDeque};
-use std::hash::Hash;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::slab::{self, SlabCache, SlabSource};
 use crate::stream::{self, Stream, StreamType};
 use crate::zones::ZoneSizes;
+
+/// The key under which [`MemoryTypeList`]'s merge looks an entry up: the id
+/// and a hash of the name (FNV-1a), computed without allocating. Equal
+/// entries have equal keys; entries with equal keys are told apart by
+/// comparing id and name.
+fn key_of(id: u64, name: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in name.as_bytes() {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    h ^ id.wrapping_mul(0x9e37_79b9_7f4a_7c15)
+}
 
 /// `MEMSTAT_MAXCALLER`: caller-owned slots of each kind.
 pub const MAXCALLER: usize = 16;
@@ -364,7 +375,7 @@ impl MemoryType {
     /// Fill from one type of a malloc stream.
     fn load_malloc(&mut self, t: &StreamType) {
         self.reset_stats(t.stats.len());
-        self.name = t.name.clone();
+        self.name.clone_from(&t.name);
         self.id = t.id;
         self.zone = t.zone;
         self.flags = t.flags;
@@ -389,7 +400,7 @@ impl MemoryType {
     /// Fill from a slab cache.
     fn load_slab(&mut self, c: &SlabCache) {
         self.reset_stats(0);
-        self.name = c.name.clone();
+        self.name.clone_from(&c.name);
         self.size = c.object_size;
         self.rsize = c.slab_size;
         self.count = c.active_objs;
@@ -554,29 +565,67 @@ impl MemoryTypeList {
     }
 
     /// Merge `items` of `allocator` into the list. An existing entry is the
-    /// same object as an item when `type_key` of the one equals `item_key`
-    /// of the other (each entry matches at most one item); `load` refreshes
-    /// it. Linear in the sizes of the list and of `items`: the entries are
-    /// found through a hash map of their keys, built once per update.
-    fn merge<I, K: Hash + Eq>(
+    /// same object as an item when `same` says so (each entry matches at
+    /// most one item, the first in list order); `load` refreshes it. `key`
+    /// of an entry and `item_key` of the same item must be equal (a hash of
+    /// what `same` compares). Linear in the sizes of the list and of
+    /// `items`: the entries are found through a hash map of their keys, built
+    /// once per update, with no allocation per entry (entries with the same
+    /// key are chained through one array).
+    fn merge<I>(
         &mut self,
         allocator: Allocator,
         items: &[I],
-        type_key: impl Fn(&MemoryType) -> K,
-        item_key: impl Fn(&I) -> K,
+        key: impl Fn(&MemoryType) -> u64,
+        item_key: impl Fn(&I) -> u64,
+        same: impl Fn(&MemoryType, &I) -> bool,
         load: impl Fn(&mut MemoryType, &I),
     ) {
+        const NONE: usize = usize::MAX;
         self.generation = self.generation.wrapping_add(1);
         let gen = self.generation;
-        // Entries of this allocator by key, in list order (a key can repeat).
-        let mut index: HashMap<K, VecDeque<usize>> = HashMap::new();
+        // Entries of this allocator by key: the first of each key in `heads`,
+        // the next one with the same key in `next`, in list order.
+        let mut heads: HashMap<u64, usize> = HashMap::with_capacity(self.types.len());
+        let mut tails: HashMap<u64, usize> = HashMap::new();
+        let mut next = vec![NONE; self.types.len()];
         for (i, t) in self.types.iter().enumerate() {
-            if t.allocator() == allocator {
-                index.entry(type_key(t)).or_default().push_back(i);
+            if t.allocator() != allocator {
+                continue;
+            }
+            let k = key(t);
+            match heads.get(&k) {
+                None => {
+                    heads.insert(k, i);
+                }
+                Some(&head) => {
+                    // A repeated key (rare): append to its chain.
+                    let tail = tails.get(&k).copied().unwrap_or(head);
+                    next[tail] = i;
+                    tails.insert(k, i);
+                }
             }
         }
         for item in items {
-            let pos = index.get_mut(&item_key(item)).and_then(VecDeque::pop_front);
+            let k = item_key(item);
+            let mut pos = None;
+            if let Some(head) = heads.get_mut(&k) {
+                let (mut prev, mut cur) = (NONE, *head);
+                while cur != NONE {
+                    if same(&self.types[cur], item) {
+                        // Unlink `cur`: it matches no other item.
+                        if prev == NONE {
+                            *head = next[cur];
+                        } else {
+                            next[prev] = next[cur];
+                        }
+                        pos = Some(cur);
+                        break;
+                    }
+                    prev = cur;
+                    cur = next[cur];
+                }
+            }
             match pos {
                 Some(i) => {
                     let t = &mut self.types[i];
@@ -600,13 +649,17 @@ impl MemoryTypeList {
     }
 
     /// Update the malloc types from a parsed stream.
+    ///
+    /// An entry is the same type as a stream record when both the
+    /// registration id and the name are equal.
     pub fn update_malloc_stream(&mut self, s: &Stream) {
         self.maxcpus = s.maxcpus;
         self.merge(
             Allocator::Malloc,
             &s.types,
-            |t| (t.id, t.name.clone()),
-            |st| (st.id, st.name.clone()),
+            |t| key_of(t.id, &t.name),
+            |st| key_of(st.id, &st.name),
+            |t, st| t.id == st.id && t.name == st.name,
             |t, st| {
                 t.load_malloc(st);
                 t.allocator = Some(Allocator::Malloc);
@@ -655,8 +708,9 @@ impl MemoryTypeList {
         self.merge(
             Allocator::Slab,
             caches,
-            |t| t.name.clone(),
-            |c| c.name.clone(),
+            |t| key_of(0, &t.name),
+            |c| key_of(0, &c.name),
+            |t, c| t.name == c.name,
             |t, c| {
                 t.load_slab(c);
                 t.allocator = Some(Allocator::Slab);

@@ -207,3 +207,37 @@ fn zone_sysctls_that_vanish() {
         .unwrap_err();
     assert!(m.zones().from_kernel());
 }
+
+#[test]
+fn identical_records_stay_distinct_entries_in_order() {
+    // Two records with the same id and name (a crafted stream): two entries,
+    // matched to the records in order on every update, so that each keeps its
+    // caller fields; a third update without the second record drops the
+    // second entry.
+    let twins = |a: u64, b: u64| {
+        vec![
+            ty("twin", 9, vec![cpu(a, 0, 1, 0, 1 << 3)]),
+            ty("twin", 9, vec![cpu(b, 0, 1, 0, 1 << 3)]),
+        ]
+    };
+    let mut l = MemoryTypeList::new();
+    l.update_malloc_bytes(&write_stream(1, &twins(64, 128)))
+        .unwrap();
+    for (i, t) in l.iter_mut().enumerate() {
+        t.set_caller_uint64(0, i as u64 + 1).unwrap();
+    }
+    l.update_malloc_bytes(&write_stream(1, &twins(256, 512)))
+        .unwrap();
+    let got: Vec<_> = l
+        .iter()
+        .map(|t| (t.memalloced(), t.caller_uint64(0)))
+        .collect();
+    assert_eq!(got, [(256, Some(1)), (512, Some(2))]);
+    let one = vec![ty("twin", 9, vec![cpu(1024, 0, 1, 0, 1 << 3)])];
+    l.update_malloc_bytes(&write_stream(1, &one)).unwrap();
+    let got: Vec<_> = l
+        .iter()
+        .map(|t| (t.memalloced(), t.caller_uint64(0)))
+        .collect();
+    assert_eq!(got, [(1024, Some(1))]);
+}
