@@ -13,21 +13,31 @@
 //!
 //! and prints one line per measurement for `tools/testing/malloc_types/bench.sh`:
 //!
-//! `malloc_type_bench: BENCH scenario=S variant=V size=N pairs=P ns=T`
+//! `malloc_type_bench: BENCH scenario=S variant=V size=N pairs=P ns=T round=R`
+//!
+//! The whole set is measured `rounds` times, the rounds one after the other, so that every
+//! variant is measured at several points of the run (a slab refill falls in one of them, not in
+//! all); the report takes the median, and shows the minimum and maximum.
 //!
 //! `scenario` is the module parameter, echoed: the guest script loads the module once per
 //! tracing and profiling setup. Time comes from the monotonic clock; under `-icount shift=0` it
 //! counts instructions, so ratios repeat exactly from run to run. The module then fails to load
 //! on purpose (`ECANCELED`), so that it can be loaded again.
+//!
+//! Without `CONFIG_MALLOC_TYPES` (the bench-nomt kernel, the baseline of
+//! `malloc_types.default_types=0`) only the untyped variants, `kmalloc`, `krealloc` and `kbox`,
+//! are measured.
 
 use core::hint::black_box;
+#[cfg(CONFIG_MALLOC_TYPES)]
+use kernel::{alloc::Box, malloc_type::TypedAlloc};
 use kernel::{
-    alloc::{Box, KBox},
-    malloc_type::TypedAlloc,
+    alloc::KBox,
     prelude::*,
     time::{Instant, Monotonic},
 };
 
+#[cfg(CONFIG_MALLOC_TYPES)]
 kernel::malloc_define!(
     M_BENCH,
     "bench",
@@ -49,12 +59,17 @@ module! {
             default: 4000,
             description: "Allocate+free pairs per measurement of sizes up to 16 KiB (1 MiB: 1/20)",
         },
+        rounds: u32 {
+            default: 3,
+            description: "Times each measurement is taken, interleaved with the others",
+        },
     },
 }
 
 extern "C" {
     fn malloc_type_bench_kmalloc(size: usize, iters: u32) -> u64;
     fn malloc_type_bench_krealloc(size: usize, iters: u32) -> u64;
+    #[cfg(CONFIG_MALLOC_TYPES)]
     fn malloc_type_bench_kmalloc_mt(size: usize, iters: u32) -> u64;
 }
 
@@ -67,26 +82,83 @@ fn time(n: u32, mut f: impl FnMut() -> Result) -> Result<i64> {
     Ok(start.elapsed().as_nanos())
 }
 
-fn report(scenario: u32, variant: &str, size: usize, n: u32, ns: i64) {
-    pr_info!("BENCH scenario={scenario} variant={variant} size={size} pairs={n} ns={ns}\n");
+/// Where a measurement line goes: the scenario and round it belongs to.
+#[derive(Clone, Copy)]
+struct Run {
+    scenario: u32,
+    round: u32,
+}
+
+fn report(run: Run, variant: &str, size: usize, n: u32, ns: i64) {
+    let Run { scenario, round } = run;
+    pr_info!(
+        "BENCH scenario={scenario} variant={variant} size={size} pairs={n} ns={ns} round={round}\n"
+    );
 }
 
 /// Measures the `Box` variants for one size, given as a constant.
 macro_rules! bench_boxes {
-    ($scenario:expr, $n:expr, $($size:literal),*) => {$(
+    ($run:expr, $n:expr, $($size:literal),*) => {$(
         let ns = time($n, || {
             let b = KBox::<[u8; $size]>::new_uninit(GFP_KERNEL)?;
             black_box(&b);
             Ok(())
         })?;
-        report($scenario, "kbox", $size, $n, ns);
-        let ns = time($n, || {
-            let b = Box::<[u8; $size], TypedAlloc<M_BENCH>>::new_uninit(GFP_KERNEL)?;
-            black_box(&b);
-            Ok(())
-        })?;
-        report($scenario, "typed_box", $size, $n, ns);
+        report($run, "kbox", $size, $n, ns);
+        #[cfg(CONFIG_MALLOC_TYPES)]
+        {
+            let ns = time($n, || {
+                let b = Box::<[u8; $size], TypedAlloc<M_BENCH>>::new_uninit(GFP_KERNEL)?;
+                black_box(&b);
+                Ok(())
+            })?;
+            report($run, "typed_box", $size, $n, ns);
+        }
     )*};
+}
+
+/// Takes every measurement once.
+fn round(run: Run, small: u32, large: u32) -> Result {
+    for size in [8usize, 64, 512, 4096, 16384, 1 << 20] {
+        let n = if size > 16384 { large } else { small };
+        // SAFETY: The C loop has no requirements.
+        let ns = unsafe { malloc_type_bench_kmalloc(size, n) };
+        if ns == 0 {
+            return Err(ENOMEM);
+        }
+        report(run, "kmalloc", size, n, i64::try_from(ns)?);
+        // SAFETY: The C loop has no requirements.
+        let ns = unsafe { malloc_type_bench_krealloc(size, n) };
+        if ns == 0 {
+            return Err(ENOMEM);
+        }
+        report(run, "krealloc", size, n, i64::try_from(ns)?);
+        #[cfg(CONFIG_MALLOC_TYPES)]
+        typed(run, size, n)?;
+    }
+    bench_boxes!(run, small, 8, 64, 512, 4096, 16384);
+    bench_boxes!(run, large, 1048576);
+    Ok(())
+}
+
+/// Measures the typed variants of the raw API, in Rust and in C, for one size.
+#[cfg(CONFIG_MALLOC_TYPES)]
+fn typed(run: Run, size: usize, n: u32) -> Result {
+    let ns = time(n, || {
+        let p = M_BENCH.malloc(size, GFP_KERNEL)?;
+        black_box(p);
+        // SAFETY: `p` came from `M_BENCH` and is not used again.
+        unsafe { M_BENCH.free(p.as_ptr().cast()) };
+        Ok(())
+    })?;
+    report(run, "typed", size, n, ns);
+    // SAFETY: The C loop has no requirements.
+    let ns = unsafe { malloc_type_bench_kmalloc_mt(size, n) };
+    if ns == 0 {
+        return Err(ENOMEM);
+    }
+    report(run, "typed_c", size, n, i64::try_from(ns)?);
+    Ok(())
 }
 
 struct Bench;
@@ -96,37 +168,16 @@ impl kernel::Module for Bench {
         let scenario = module_parameters::scenario.value();
         let small = module_parameters::pairs.value().max(20);
         let large = small / 20;
-        for size in [8usize, 64, 512, 4096, 16384, 1 << 20] {
-            let n = if size > 16384 { large } else { small };
-            // SAFETY: The C loop has no requirements.
-            let ns = unsafe { malloc_type_bench_kmalloc(size, n) };
-            if ns == 0 {
-                return Err(ENOMEM);
-            }
-            report(scenario, "kmalloc", size, n, i64::try_from(ns)?);
-            // SAFETY: The C loop has no requirements.
-            let ns = unsafe { malloc_type_bench_krealloc(size, n) };
-            if ns == 0 {
-                return Err(ENOMEM);
-            }
-            report(scenario, "krealloc", size, n, i64::try_from(ns)?);
-            let ns = time(n, || {
-                let p = M_BENCH.malloc(size, GFP_KERNEL)?;
-                black_box(p);
-                // SAFETY: `p` came from `M_BENCH` with `size` bytes and is not used again.
-                unsafe { M_BENCH.free(p.as_ptr().cast()) };
-                Ok(())
-            })?;
-            report(scenario, "typed", size, n, ns);
-            // SAFETY: The C loop has no requirements.
-            let ns = unsafe { malloc_type_bench_kmalloc_mt(size, n) };
-            if ns == 0 {
-                return Err(ENOMEM);
-            }
-            report(scenario, "typed_c", size, n, i64::try_from(ns)?);
+        for round_no in 0..module_parameters::rounds.value().max(1) {
+            round(
+                Run {
+                    scenario,
+                    round: round_no,
+                },
+                small,
+                large,
+            )?;
         }
-        bench_boxes!(scenario, small, 8, 64, 512, 4096, 16384);
-        bench_boxes!(scenario, large, 1048576);
         pr_info!("BENCH scenario={scenario} done\n");
         Err(ECANCELED)
     }

@@ -2,9 +2,11 @@
 """Turns the BENCH lines of the bench guests' console logs into a table.
 
 Allocation figures are nanoseconds per allocate+free pair of guest time
-(under -icount shift=0: instructions); ratios are to plain kmalloc/kfree of
-the same size, with tracing and profiling off, in the same kernel. Reader
-figures are nanoseconds per read or update.
+(under -icount shift=0: instructions), the median of the module's rounds
+(each measurement is taken several times, interleaved), with the minimum and
+maximum beside it in the JSON; ratios are medians to the median of plain
+kmalloc/kfree of the same size, with tracing and profiling off, in the same
+kernel. Reader figures are nanoseconds per read or update.
 
 The first log is the bench kernel (the C helpers of rust/helpers/ called out
 of line); --inline LOG adds the bench-inline kernel (CONFIG_RUST_INLINE_HELPERS)
@@ -14,6 +16,7 @@ as JSON with --json.
 import argparse
 import json
 import re
+import statistics
 import sys
 
 SCENARIOS = {
@@ -23,11 +26,15 @@ SCENARIOS = {
     "3": "alloc profiling on",
     "4": "another type's probes selected, recording",
     "5": "this type's probes selected, recorded",
+    "6": "malloc_types.default_types=0",
+    "7": "kernel without malloc types",
 }
 VARIANTS = [
     ("kmalloc", "0", "kmalloc/kfree"),
     ("krealloc", "0", "krealloc(NULL)/kfree"),
     ("kbox", "0", "KBox (rust kmalloc)"),
+    ("kbox", "6", "KBox, default_types=0"),
+    ("kbox", "7", "KBox, no malloc types"),
     ("typed", "0", "typed malloc/free"),
     ("typed_c", "0", "typed C kmalloc_mt/kfree_mt"),
     ("typed_box", "0", "typed Box"),
@@ -41,7 +48,8 @@ VARIANTS = [
     ("typed", "3", "typed, alloc profiling on"),
 ]
 KERNELS = [("bench", "helpers"), ("bench-inline", "inline")]
-ALLOC = re.compile(r"BENCH scenario=(\d+) variant=(\w+) size=(\d+) pairs=(\d+) ns=(\d+)")
+ALLOC = re.compile(
+    r"BENCH scenario=(\d+) variant=(\w+) size=(\d+) pairs=(\d+) ns=(\d+)(?: round=(\d+))?")
 READER = re.compile(r"BENCH reader=(\S+) types=(\d+) runs=(\d+) ns=(\d+)")
 BUILTIN = re.compile(r"BENCH builtin_types=(\d+)")
 W = 40
@@ -57,10 +65,12 @@ def parse(path):
         text = open(path, errors="replace").read()
     except OSError as e:
         return None, f"cannot read {path}: {e.strerror}"
-    per_pair = {}
+    rounds = {}
     for m in ALLOC.finditer(text):
-        scen, var, size, pairs, ns = m.groups()
-        per_pair[(scen, var, int(size))] = int(ns) / int(pairs)
+        scen, var, size, pairs, ns, _ = m.groups()
+        rounds.setdefault((scen, var, int(size)), []).append(int(ns) / int(pairs))
+    per_pair = {k: statistics.median(v) for k, v in rounds.items()}
+    spread = {k: (min(v), max(v), len(v)) for k, v in rounds.items()}
     readers = [(p, int(t), int(ns)) for p, t, _, ns in READER.findall(text)]
     errors = re.findall(r"BENCH error (.*)", text)
     if not per_pair or errors or "BENCH end rc=0" not in text:
@@ -69,6 +79,7 @@ def parse(path):
     builtin = BUILTIN.search(text)
     return {
         "per_pair": per_pair,
+        "spread": spread,
         "readers": readers,
         "builtin_types": int(builtin.group(1)) if builtin else None,
     }, None
@@ -99,6 +110,10 @@ def main():
     ap.add_argument("--inline", help="console log of the bench-inline kernel")
     ap.add_argument("--inline-error", help="why the bench-inline kernel has no log")
     ap.add_argument("--readers-cpus", help="console log of a readers-only boot with more CPUs")
+    ap.add_argument("--default-off", help="console log of a bench-inline boot with "
+                    "malloc_types.default_types=0 (scenario 6)")
+    ap.add_argument("--nomt", help="console log of the bench-nomt kernel, the bench-inline "
+                    "configuration without malloc types (scenario 7)")
     ap.add_argument("--json")
     args = ap.parse_args()
 
@@ -119,6 +134,16 @@ def main():
     elif args.inline_error:
         why["bench-inline"] = args.inline_error
     kernels = [(k, short) for k, short in KERNELS if k in runs]
+    off_err = []
+    for path, scen in ((args.default_off, "6"), (args.nomt, "7")):
+        if not path or "bench-inline" not in runs:
+            continue
+        off, err = parse(path)
+        if off is None:
+            off_err.append(err)
+            continue
+        for key in ("per_pair", "spread"):
+            runs["bench-inline"][key].update({k: v for k, v in off[key].items() if k[0] == scen})
 
     sizes = sorted({k[2] for r in runs.values() for k in r["per_pair"]})
     head = "".join(f"{size_name(s):>10}" for s in sizes)
@@ -128,7 +153,8 @@ def main():
         return [runs[kernel]["per_pair"].get((scen, var, s)) for s in sizes]
 
     def ratios(kernel, var, scen):
-        base = vals(kernel, "kmalloc", "0")
+        # Scenarios 6 and 7 are other boots (7 of another kernel): their own kmalloc is the base.
+        base = vals(kernel, "kmalloc", scen if scen in ("6", "7") else "0")
         return [v / b if v is not None and b else None for v, b in zip(vals(kernel, var, scen), base)]
 
     rows = [(var, scen, label) for var, scen, label in VARIANTS
@@ -147,6 +173,19 @@ def main():
           "helpers: the bench kernel, C helpers called; inline: bench-inline, CONFIG_RUST_INLINE_HELPERS",
           vals, "10.0f")
     table("\nratio to kmalloc/kfree of the same kernel", ratios, "10.3f")
+
+    def spread(kernel, var, scen):
+        """(max - min) / median of the rounds, in percent."""
+        out = []
+        for s in sizes:
+            lo_hi = runs[kernel]["spread"].get((scen, var, s))
+            med = runs[kernel]["per_pair"].get((scen, var, s))
+            out.append(None if lo_hi is None or not med else (lo_hi[1] - lo_hi[0]) / med * 100)
+        return out
+
+    n_rounds = sorted({n for r in runs.values() for _, _, n in r["spread"].values()})
+    table(f"\nspread of the rounds, (max - min) / median in % (rounds: "
+          f"{', '.join(map(str, n_rounds))})", spread, "10.1f")
 
     readers = {}
     for k, _ in kernels:
@@ -192,6 +231,24 @@ def main():
                 print(line)
     elif "bench-inline" in why:
         print(f"\nbench: no bench-inline figures: {why['bench-inline']}")
+    for err in off_err:
+        print(f"\nbench: no figures of the off switch or its baseline: {err}")
+    off_switch = []
+    pp = runs.get("bench-inline", {}).get("per_pair", {})
+    for s in sizes:
+        off, nomt = pp.get(("6", "kbox", s)), pp.get(("7", "kbox", s))
+        k_off, k_nomt = pp.get(("6", "kmalloc", s)), pp.get(("7", "kmalloc", s))
+        if off and nomt:
+            off_switch.append({"size": s, "kbox_default_types_0": off, "kbox_no_malloc_types": nomt,
+                               "ratio": off / nomt, "kmalloc_ratio": (k_off / k_nomt)
+                               if k_off and k_nomt else None})
+    if off_switch:
+        print("\nKBox with malloc_types.default_types=0 / KBox in the kernel without malloc types "
+              "(bench-inline configuration):")
+        print("  " + ", ".join(f"{size_name(o['size'])}: {o['ratio']:.3f}" for o in off_switch))
+        print("  kmalloc/kfree, the same two boots: " + ", ".join(
+            f"{size_name(o['size'])}: {o['kmalloc_ratio']:.3f}" for o in off_switch
+            if o["kmalloc_ratio"] is not None))
 
     if args.json:
         def kernel_json(k):
@@ -200,6 +257,12 @@ def main():
                 "pairs": [
                     {"variant": var, "scenario": SCENARIOS.get(scen, scen), "label": label,
                      "ns": {str(s): v for s, v in zip(sizes, vals(k, var, scen)) if v is not None},
+                     "min": {str(s): r["spread"][(scen, var, s)][0] for s in sizes
+                             if (scen, var, s) in r["spread"]},
+                     "max": {str(s): r["spread"][(scen, var, s)][1] for s in sizes
+                             if (scen, var, s) in r["spread"]},
+                     "rounds": max((r["spread"][(scen, var, s)][2] for s in sizes
+                                    if (scen, var, s) in r["spread"]), default=0),
                      "ratio_to_kmalloc": {str(s): v for s, v in zip(sizes, ratios(k, var, scen))
                                           if v is not None}}
                     for var, scen, label in rows
@@ -209,7 +272,8 @@ def main():
             }
         many = parse_readers(args.readers_cpus)[0] if args.readers_cpus else None
         out = {
-            "unit": "ns of guest time per allocate+free pair (-icount shift=0)",
+            "unit": "ns of guest time per allocate+free pair (-icount shift=0); ns is the median "
+                    "of the rounds, min and max their extremes",
             "readers_more_cpus": None if many is None else {
                 "kernel": "bench-inline", "cpus": many["cpus"],
                 "readers": [{"reader": p, "types": t, "ns": ns} for p, t, ns in many["readers"]]},
@@ -217,6 +281,7 @@ def main():
             "kernels": {k: kernel_json(k) for k, _ in kernels},
             "kernel_errors": why,
             "inline_vs_helpers": verdict,
+            "off_switch": off_switch,
         }
         with open(args.json, "w") as f:
             json.dump(out, f, indent=2)

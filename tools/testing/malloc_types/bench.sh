@@ -7,7 +7,13 @@
 # LLVM). Boots each under -icount shift=0 (guest time counts instructions, so
 # ratios repeat from run to run), runs guest/bench.sh, and prints a table of
 # absolute figures and of ratios to plain kmalloc of the same kernel, the
-# two kernels side by side; the same goes to $MT_CACHE/bench.json. When the
+# two kernels side by side; the same goes to $MT_CACHE/bench.json. The
+# module takes each measurement 3 times, interleaved; the report shows the
+# median and the spread, the JSON the median, minimum and maximum. The
+# bench-inline kernel boots twice more: with 8 CPUs for the readers, and with
+# malloc_types.default_types=0 for KBox with the off switch, which a third
+# kernel, bench-nomt (the bench-inline configuration without malloc types),
+# gives the baseline of. When the
 # bench-inline kernel cannot be built or run, the table has the bench
 # kernel's figures and says why.
 set -uo pipefail
@@ -48,6 +54,18 @@ if [ -z "$inline_err" ]; then
 	# The readers again with 8 CPUs: their cost per CPU record.
 	rlog="$MT_CACHE/logs/bench-readers-8cpus-console.log"
 	MT_SMP=8 boot bench-inline "$rlog" mt.bench=readers && report+=(--readers-cpus "$rlog")
+	# KBox with untyped allocations uncharged (malloc_types.default_types=0).
+	dlog="$MT_CACHE/logs/bench-default-off-console.log"
+	boot bench-inline "$dlog" malloc_types.default_types=0 mt.bench=default-off &&
+		report+=(--default-off "$dlog")
+	# The same in the kernel without malloc types.
+	nlog="$MT_CACHE/logs/bench-nomt-console.log"
+	if (mt_prepare bench-nomt) 2>"$errf"; then
+		boot bench-nomt "$nlog" mt.bench=nomt && report+=(--nomt "$nlog")
+	else
+		cat "$errf" >&2
+		echo "bench: the bench-nomt kernel is not available: $(grep -v '^[[:space:]]*$' "$errf" | tail -n 1)" >&2
+	fi
 else
 	report+=(--inline-error "$inline_err")
 fi

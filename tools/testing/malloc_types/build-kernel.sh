@@ -9,12 +9,14 @@
 # .config is replaced only when its content changed, so a rebuild stays
 # incremental. Every option a fragment asks for is checked in the result.
 # The nomt flavour (the kernel without malloc types) leaves
-# malloc_types.config out.
-# Usage: build-kernel.sh test|prod|bench|bench-inline|nomt
+# malloc_types.config out; so does bench-nomt, the bench-inline kernel
+# without malloc types (bench.config + bench-inline.config +
+# bench-nomt.config), the baseline of malloc_types.default_types=0.
+# Usage: build-kernel.sh test|prod|bench|bench-inline|bench-nomt|nomt
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-flavour=${1:?usage: build-kernel.sh test|prod|bench|bench-inline|nomt}
+flavour=${1:?usage: build-kernel.sh test|prod|bench|bench-inline|bench-nomt|nomt}
 [ -f "$MT_DIR/configs/$flavour.config" ] || die "no configs/$flavour.config"
 tree="$MT_KCACHE/linux"
 out="$MT_KCACHE/build-$flavour"
@@ -23,7 +25,7 @@ out="$MT_KCACHE/build-$flavour"
 export RUSTUP_TOOLCHAIN="$RUST_VERSION"
 # The LLVM version of each flavour; bindgen's libclang goes with it.
 case $flavour in
-prod | bench-inline) llvm=$LLVM_INLINE_VERSION ;;
+prod | bench-inline | bench-nomt) llvm=$LLVM_INLINE_VERSION ;;
 *) llvm=$LLVM_VERSION ;;
 esac
 command -v "clang-$llvm" >/dev/null || die "clang-$llvm is not installed (make run and make bench install it)"
@@ -31,9 +33,14 @@ export LIBCLANG_PATH="/usr/lib/llvm-$llvm/lib"
 kmake=(make -C "$tree" "LLVM=-$llvm" "BINDGEN=$MT_TOOLS/bin/bindgen" -j"$(nproc)")
 
 frags=("$MT_DIR/configs/base.config")
-[ "$flavour" != nomt ] && [ -f "$MT_DIR/configs/malloc_types.config" ] &&
-	frags+=("$MT_DIR/configs/malloc_types.config")
-[ "$flavour" = bench-inline ] && frags+=("$MT_DIR/configs/bench.config")
+case $flavour in
+nomt | bench-nomt) ;;
+*) [ -f "$MT_DIR/configs/malloc_types.config" ] && frags+=("$MT_DIR/configs/malloc_types.config") ;;
+esac
+case $flavour in
+bench-inline) frags+=("$MT_DIR/configs/bench.config") ;;
+bench-nomt) frags+=("$MT_DIR/configs/bench.config" "$MT_DIR/configs/bench-inline.config") ;;
+esac
 frags+=("$MT_DIR/configs/$flavour.config")
 
 mt_step "rust available"

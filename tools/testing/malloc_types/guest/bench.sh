@@ -19,8 +19,23 @@ bench() { # bench SCENARIO: load the module, print its lines
 echo "BENCH cpus=$(grep -c ^processor /proc/cpuinfo)"
 # mt.bench=readers on the command line: the readers only (a boot with more
 # CPUs, for the per-CPU cost of the readers).
+# mt.bench=default-off: the allocation figures only, as scenario 6 (a boot
+# with malloc_types.default_types=0, for the cost of KBox with the switch off);
+# mt.bench=nomt: the same as scenario 7, in the kernel without malloc types.
 readers_only=no
-case " $(cat /proc/cmdline) " in *" mt.bench=readers "*) readers_only=yes ;; esac
+case " $(cat /proc/cmdline) " in
+*" mt.bench=readers "*) readers_only=yes ;;
+*" mt.bench=default-off "*)
+	bench 6
+	echo "BENCH end rc=$rc"
+	exit $rc
+	;;
+*" mt.bench=nomt "*)
+	bench 7
+	echo "BENCH end rc=$rc"
+	exit $rc
+	;;
+esac
 
 if [ $readers_only = no ]; then
 	[ -w /proc/sys/vm/mem_profiling ] || fail "no vm.mem_profiling sysctl"
