@@ -706,7 +706,9 @@ pub struct TypedAlloc<M: MallocTypeTag>(PhantomData<M>);
 unsafe impl<M: MallocTypeTag> Allocator for TypedAlloc<M> {
     const MIN_ALIGN: usize = bindings::ARCH_KMALLOC_MINALIGN;
 
-    #[inline]
+    // Inlined into every `Box::new()` and the like, as `kmalloc()` is in C: with the layout a
+    // constant there, the size class folds to constants and the fast path to a few instructions.
+    #[inline(always)]
     fn alloc(layout: Layout, flags: Flags, nid: NumaNode) -> Result<NonNull<[u8]>, AllocError> {
         M::get().alloc_new(Kmalloc::aligned_layout(layout), flags, nid)
     }
@@ -723,7 +725,7 @@ unsafe impl<M: MallocTypeTag> Allocator for TypedAlloc<M> {
         unsafe { M::get().realloc_layout(ptr, layout, old_layout, flags, nid) }
     }
 
-    #[inline]
+    #[inline(always)]
     unsafe fn free(ptr: NonNull<u8>, layout: Layout) {
         // SAFETY: Same safety requirements as `Allocator::free`, for this type.
         unsafe { M::get().free_layout(ptr, layout) }
