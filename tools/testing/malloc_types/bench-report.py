@@ -184,8 +184,12 @@ def main():
         return out
 
     n_rounds = sorted({n for r in runs.values() for _, _, n in r["spread"].values()})
-    table(f"\nspread of the rounds, (max - min) / median in % (rounds: "
-          f"{', '.join(map(str, n_rounds))})", spread, "10.1f")
+    # busybox's insmod tries finit_module() and, when the module refuses to
+    # load (on purpose, once it has reported), init_module(): every scenario
+    # runs twice, so there are twice as many measurements as rounds.
+    table(f"\nspread of the measurements, (max - min) / median in % (measurements per "
+          f"figure: {', '.join(map(str, n_rounds))}; 3 rounds per module load, which busybox's "
+          f"insmod makes twice)", spread, "10.1f")
 
     readers = {}
     for k, _ in kernels:
@@ -261,7 +265,7 @@ def main():
                              if (scen, var, s) in r["spread"]},
                      "max": {str(s): r["spread"][(scen, var, s)][1] for s in sizes
                              if (scen, var, s) in r["spread"]},
-                     "rounds": max((r["spread"][(scen, var, s)][2] for s in sizes
+                     "measurements": max((r["spread"][(scen, var, s)][2] for s in sizes
                                     if (scen, var, s) in r["spread"]), default=0),
                      "ratio_to_kmalloc": {str(s): v for s, v in zip(sizes, ratios(k, var, scen))
                                           if v is not None}}
