@@ -165,7 +165,11 @@ def main():
         print(title)
         print(f"{'':{W}}{head}")
         for var, scen, label in rows:
-            for i, (k, short) in enumerate(kernels):
+            # A kernel without figures for the row (scenarios 6 and 7 exist for bench-inline
+            # only) gets no line.
+            shown = [(k, short) for k, short in kernels
+                     if any(v is not None for v in vals(k, var, scen))]
+            for i, (k, short) in enumerate(shown):
                 name = label if i == 0 else ""
                 print(f"{name:{label_w}.{label_w}}{short:>8}" + "".join(cell(v, fmt) for v in values(k, var, scen)))
 
