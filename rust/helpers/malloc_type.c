@@ -12,3 +12,10 @@ rust_helper_malloc_type_kmalloc_cache(struct kmem_cache *s, gfp_t flags,
 {
 	return alloc_hooks(__kmalloc_cache_noprof(s, flags, size));
 }
+
+/* kmalloc() of a size above KMALLOC_MAX_CACHE_SIZE: pages. */
+__rust_helper void *__must_check __alloc_size(1)
+rust_helper_malloc_type_kmalloc_large(size_t size, gfp_t flags)
+{
+	return alloc_hooks(__kmalloc_large_noprof(size, flags));
+}

@@ -134,7 +134,9 @@ impl MallocType {
     /// `ARCH_KMALLOC_MINALIGN`, no NUMA node, flags without `KMALLOC_NOT_NORMAL_BITS`) for a type
     /// in zone 0: the size class is found once, and gives the cache (so the slab allocator does
     /// not look it up again, as for a constant-size `kmalloc()`), the accounted size and the
-    /// `mts_size` bit. Everything else takes the general path, [`MallocType::realloc_layout`].
+    /// `mts_size` bit. A large kmalloc (above [`KMALLOC_MAX_CACHE_SIZE`], no node) goes straight
+    /// to the page allocator's kmalloc, charged its pages. Everything else takes the general
+    /// path, [`MallocType::realloc_layout`].
     #[inline(always)]
     pub(crate) fn alloc_new(
         &self,
@@ -159,6 +161,22 @@ impl MallocType {
             let p = unsafe { bindings::malloc_type_kmalloc_cache(s, flags.as_raw(), size) };
             let p = NonNull::new(p.cast::<u8>()).ok_or(AllocError)?;
             self.account_alloc_class(class.size, class.zindx, class.bit);
+            return Ok(NonNull::slice_from_raw_parts(p, size));
+        }
+        // A large kmalloc (pages from the page allocator, whatever the zone and the kind of
+        // cache the flags ask for, as `kmalloc()` serves it), charged its pages with no size
+        // class: what `realloc_layout()` charges, without its checks and lookups.
+        if FAST_PATH
+            && size > KMALLOC_MAX_CACHE_SIZE
+            && size <= KMALLOC_MAX_SIZE
+            && layout.align() <= bindings::ARCH_KMALLOC_MINALIGN
+            && nid.as_raw() == bindings::NUMA_NO_NODE
+        {
+            // SAFETY: `__kmalloc_large_noprof()` accepts any size and flags.
+            let p = unsafe { bindings::malloc_type_kmalloc_large(size, flags.as_raw()) };
+            let p = NonNull::new(p.cast::<u8>()).ok_or(AllocError)?;
+            // `PAGE_SIZE << get_order(size)`: `size` is above a page.
+            self.account_alloc_class(size.next_power_of_two(), -1, 0);
             return Ok(NonNull::slice_from_raw_parts(p, size));
         }
         self.alloc_slow(layout, flags, nid)
@@ -1158,6 +1176,20 @@ mod tests {
         // SAFETY: `p` came from `t` and is not used again.
         unsafe { t.free(p) };
         assert_eq!(kind, Some(c"kmalloc-rcl-64"));
+        // Large kmallocs: charged their pages, with no size class.
+        for size in [KMALLOC_MAX_CACHE_SIZE + 1, 12288, 16384, 16385, 1 << 20] {
+            let before = t.stats();
+            let p = t.malloc(size, GFP_KERNEL)?.as_ptr().cast::<u8>();
+            let mid = t.stats();
+            // SAFETY: `p` came from `t` and is not used again.
+            unsafe { t.free(p) };
+            let after = t.stats();
+            let pages = size.next_power_of_two() as u64;
+            assert_eq!(mid.memalloced - before.memalloced, pages);
+            assert_eq!(mid.size, before.size);
+            assert_eq!(after.memfreed - before.memfreed, pages);
+            assert_eq!(after.numfrees - before.numfrees, 1);
+        }
         // `Box` of the typed allocator: the same fast path and free, with a constant size.
         let b = Box::<[u8; 100], TypedAlloc<M_T_FAST>>::new_uninit(GFP_KERNEL)?;
         assert_eq!(t.stats().mem_use(), 128);
