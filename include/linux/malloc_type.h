@@ -328,7 +328,7 @@ static inline void *krealloc_mt(const void *p, size_t new_size, gfp_t flags,
  * @type: the malloc type @p was charged to.
  *
  * FreeBSD's free(9): no size is passed, the block tells what it was charged
- * (malloc_type_block_size()), so a wrong size cannot corrupt the counters.
+ * (kfree_size()), so a wrong size cannot corrupt the counters.
  *
  * Context: any context, as kfree().
  */

@@ -541,7 +541,8 @@ impl MallocType {
     /// allocation, are a no-op.
     ///
     /// No size is passed, as FreeBSD's `free(9)` takes none: the block tells the size class it
-    /// was charged (`malloc_type_block_size()`), so a wrong size cannot corrupt the counters.
+    /// was charged (`kfree_size()`, from the lookup `kfree()` does anyway), so a wrong size
+    /// cannot corrupt the counters.
     ///
     /// # Context
     ///
