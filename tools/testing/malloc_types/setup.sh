@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # Installs what the build needs, idempotently: Debian packages, the pinned
-# Rust toolchain with rust-src, bindgen-cli, and Debian's linux-source
-# package (verified against its recorded SHA-256). Reuses everything that
-# is already in place; a failed step says which one and why, on one line.
+# Rust toolchain with rust-src and the x86_64 and aarch64 musl targets,
+# bindgen-cli, Debian's linux-source package and the arm64 busybox of the
+# arm64 guest (both verified against their recorded SHA-256). Reuses
+# everything that is already in place; a failed step says which one and
+# why, on one line.
 # Usage: setup.sh [inline]   (inline: also the LLVM of the kernels built with
 # CONFIG_RUST_INLINE_HELPERS: prod and bench-inline)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 PACKAGES="clang-$LLVM_VERSION lld-$LLVM_VERSION llvm-$LLVM_VERSION libclang-$LLVM_VERSION-dev
-	qemu-system-x86 busybox-static flex bison bc libelf-dev libssl-dev cpio
+	qemu-system-x86 qemu-system-arm busybox-static flex bison bc libelf-dev libssl-dev cpio
 	make xz-utils kmod python3 gcc libc6-dev musl-tools ca-certificates
 	linux-perf trace-cmd bpftrace"
 # `setup.sh inline` (make run, make bench) adds the LLVM that
@@ -42,6 +44,10 @@ rustup component list --toolchain "$RUST_VERSION" --installed 2>/dev/null | grep
 	mt_run rustup component add rust-src --toolchain "$RUST_VERSION"
 rustup target list --toolchain "$RUST_VERSION" --installed 2>/dev/null | grep -q '^x86_64-unknown-linux-musl' ||
 	mt_run rustup target add x86_64-unknown-linux-musl --toolchain "$RUST_VERSION"
+# The arm64 guest's tools (build-tools.sh arm64): rustup's musl target ships
+# its own C runtime, libc and linker (rust-lld), so no cross gcc is needed.
+rustup target list --toolchain "$RUST_VERSION" --installed 2>/dev/null | grep -q '^aarch64-unknown-linux-musl' ||
+	mt_run rustup target add aarch64-unknown-linux-musl --toolchain "$RUST_VERSION"
 
 mt_step "bindgen-cli"
 if [ "$("$MT_TOOLS/bin/bindgen" --version 2>/dev/null)" != "bindgen $BINDGEN_VERSION" ]; then
@@ -49,30 +55,78 @@ if [ "$("$MT_TOOLS/bin/bindgen" --version 2>/dev/null)" != "bindgen $BINDGEN_VER
 	mt_run cargo "+$RUST_VERSION" install --locked --root "$MT_TOOLS" bindgen-cli --version "=$BINDGEN_VERSION"
 fi
 
-mt_step "kernel source"
-deb="$MT_KCACHE/${KERNEL_PKG}_${KERNEL_PKG_VERSION}_all.deb"
-if [ ! -f "$deb" ] || ! echo "$KERNEL_PKG_SHA256  $deb" | sha256sum -c --status; then
-	mkdir -p "$MT_KCACHE"
-	# A private apt configuration that adds the suite the package lives in,
-	# on the mirror this machine already uses, without touching its sources.
-	apt="$MT_CACHE/apt"
-	mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial" "$apt/etc/preferences.d"
+# The Debian mirror this machine's apt sources already use (the first one
+# that is not the security archive), for the private apt configurations of
+# the downloads below: no mirror is written down in this repository.
+mirror_uri() {
+	local uri
 	uri=$(sed -n 's/^URIs:[[:space:]]*//p' /etc/apt/sources.list.d/*.sources 2>/dev/null |
 		tr ' ' '\n' | grep -v -e security -e '^$' | head -n 1)
 	[ -n "$uri" ] || uri=$(awk '$1 == "deb" && $0 !~ /security/ { for (i = 2; i <= NF; i++) if ($i ~ /:\/\//) { print $i; exit } }' \
 		/etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null | head -n 1)
 	[ -n "$uri" ] || die "no Debian mirror found in this machine's apt sources"
-	keyring=/usr/share/keyrings/debian-archive-keyring.gpg
-	echo "deb [signed-by=$keyring] $uri $KERNEL_PKG_SUITE main" >"$apt/etc/sources.list"
+	echo "$uri"
+}
+# A private apt configuration in directory $1 with the one source line $2,
+# without touching the machine's sources, lists or preferences: sets the
+# array aptopts, the options of apt-get that select it.
+private_apt() {
+	local apt=$1
+	mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial" "$apt/etc/preferences.d"
+	echo "$2" >"$apt/etc/sources.list"
 	aptopts=(-o "Dir::Etc::SourceList=$apt/etc/sources.list" -o Dir::Etc::SourceParts=/dev/null
 		-o "Dir::State::Lists=$apt/lists" -o "Dir::Cache=$apt/cache"
 		-o Dir::Etc::Preferences=/dev/null -o "Dir::Etc::PreferencesParts=$apt/etc/preferences.d"
 		-o Debug::NoLocking=1 -o APT::Sandbox::User=root)
+}
+keyring=/usr/share/keyrings/debian-archive-keyring.gpg
+
+mt_step "kernel source"
+deb="$MT_KCACHE/${KERNEL_PKG}_${KERNEL_PKG_VERSION}_all.deb"
+if [ ! -f "$deb" ] || ! echo "$KERNEL_PKG_SHA256  $deb" | sha256sum -c --status; then
+	mkdir -p "$MT_KCACHE"
+	# The suite the package lives in, on the mirror this machine already uses.
+	uri=$(mirror_uri)
+	private_apt "$MT_CACHE/apt" "deb [signed-by=$keyring] $uri $KERNEL_PKG_SUITE main"
 	echo "setup: fetching $KERNEL_PKG $KERNEL_PKG_VERSION ($KERNEL_PKG_SUITE)"
 	mt_run apt-get "${aptopts[@]}" update
 	(cd "$MT_KCACHE" && mt_run apt-get "${aptopts[@]}" download "$KERNEL_PKG=$KERNEL_PKG_VERSION")
 	[ -f "$deb" ] || die "apt-get download did not produce $deb"
 	echo "$KERNEL_PKG_SHA256  $deb" | sha256sum -c --status ||
 		die "SHA-256 of $deb is $(sha256sum "$deb" | cut -d' ' -f1), expected $KERNEL_PKG_SHA256"
+fi
+
+# The busybox of the arm64 guest's initramfs: Debian's busybox-static for
+# arm64, fetched like the kernel source (a private apt configuration, here
+# one whose only architecture is arm64, so that nothing of the machine's
+# dpkg multiarch set-up changes), checked against its SHA-256 and unpacked
+# to $MT_CACHE/arm64/busybox. The suite is this machine's release: the
+# pinned version is the one of Debian 12 (bookworm).
+mt_step "arm64 busybox"
+arm64="$MT_CACHE/arm64"
+deb="$arm64/busybox-static_${BUSYBOX_ARM64_PKG_VERSION//:/%3a}_arm64.deb"
+if [ ! -x "$arm64/busybox" ] || [ ! -f "$deb" ] ||
+	! echo "$BUSYBOX_ARM64_PKG_SHA256  $deb" | sha256sum -c --status; then
+	mkdir -p "$arm64"
+	if [ ! -f "$deb" ] || ! echo "$BUSYBOX_ARM64_PKG_SHA256  $deb" | sha256sum -c --status; then
+		uri=$(mirror_uri)
+		suite=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+		[ -n "$suite" ] || die "no VERSION_CODENAME in /etc/os-release"
+		private_apt "$MT_CACHE/apt-arm64" "deb [arch=arm64 signed-by=$keyring] $uri $suite main"
+		aptopts+=(-o APT::Architecture=arm64 -o APT::Architectures=arm64)
+		echo "setup: fetching busybox-static:arm64 $BUSYBOX_ARM64_PKG_VERSION ($suite)"
+		mt_run apt-get "${aptopts[@]}" update
+		(cd "$arm64" && mt_run apt-get "${aptopts[@]}" download "busybox-static:arm64=$BUSYBOX_ARM64_PKG_VERSION")
+		[ -f "$deb" ] || die "apt-get download did not produce $deb"
+		echo "$BUSYBOX_ARM64_PKG_SHA256  $deb" | sha256sum -c --status ||
+			die "SHA-256 of $deb is $(sha256sum "$deb" | cut -d' ' -f1), expected $BUSYBOX_ARM64_PKG_SHA256"
+	fi
+	# Unpacked next to the cache, then moved in place: an interrupted run
+	# leaves no half-written busybox behind.
+	rm -rf "$arm64/deb"
+	mt_run dpkg-deb -x "$deb" "$arm64/deb"
+	[ -f "$arm64/deb/bin/busybox" ] || die "$deb has no bin/busybox"
+	mv -f "$arm64/deb/bin/busybox" "$arm64/busybox"
+	rm -rf "$arm64/deb"
 fi
 exit 0
