@@ -467,6 +467,18 @@ static struct notifier_block malloc_type_module_nb = {
 };
 #endif /* CONFIG_MODULES */
 
+/*
+ * The size classes are the object sizes of the kmalloc caches, which
+ * kmem_cache_init() created: read them before the secondary CPUs start,
+ * before any initcall that allocates from Rust.
+ */
+static int __init malloc_type_early_init(void)
+{
+	malloc_type_init_size_classes();
+	return 0;
+}
+early_initcall(malloc_type_early_init);
+
 static void __init malloc_type_init_zones(void)
 {
 	unsigned int i;

@@ -111,13 +111,13 @@ static void kmalloc_kzalloc_kfree(struct kunit *test)
 			(u64)ARRAY_SIZE(sizes));
 	KUNIT_EXPECT_EQ(test, s.mts_numfrees - before.mts_numfrees,
 			(u64)ARRAY_SIZE(sizes));
-	/* zindx of 8, 16, 96, 128, 192, 256, 4096, 8192 (x86_64 order). */
+	/* The bits of the size classes of these sizes. */
 	KUNIT_EXPECT_NE(test, s.mts_size, 0ULL);
 
 	p = kzalloc_mt(300, GFP_KERNEL, M_KUNIT_C);
 	KUNIT_ASSERT_NOT_NULL(test, p);
 	KUNIT_EXPECT_TRUE(test, mem_is_zero(p, 300));
-	KUNIT_EXPECT_EQ(test, mt_mem_use(M_KUNIT_C), 512);
+	KUNIT_EXPECT_EQ(test, mt_mem_use(M_KUNIT_C), kmalloc_size_roundup(300));
 	kfree_mt(p, M_KUNIT_C);
 	KUNIT_EXPECT_EQ(test, mt_mem_use(M_KUNIT_C), 0);
 }
@@ -146,6 +146,7 @@ static void zero_size_and_null(struct kunit *test)
 /* Arrays: overflow is NULL with no counter change; kcalloc_mt() zeroes. */
 static void arrays_and_overflow(struct kunit *test)
 {
+	size_t both;
 	u32 *a;
 
 	KUNIT_EXPECT_NULL(test, kmalloc_array_mt(SIZE_MAX / 2 + 1, 2,
@@ -164,12 +165,14 @@ static void arrays_and_overflow(struct kunit *test)
 	a = kcalloc_mt(5, sizeof(*a), GFP_KERNEL, M_KUNIT_C_FAIL);
 	KUNIT_ASSERT_NOT_NULL(test, a);
 	KUNIT_EXPECT_TRUE(test, mem_is_zero(a, 5 * sizeof(*a)));
-	expect_stats(test, M_KUNIT_C_FAIL, 32, 0, 1, 0);
+	expect_stats(test, M_KUNIT_C_FAIL, kmalloc_size_roundup(5 * sizeof(*a)), 0, 1,
+		     0);
 	kfree_mt(a, M_KUNIT_C_FAIL);
 	a = kmalloc_array_mt(3, 4, GFP_KERNEL, M_KUNIT_C_FAIL);
 	KUNIT_ASSERT_NOT_NULL(test, a);
 	kfree_mt(a, M_KUNIT_C_FAIL);
-	expect_stats(test, M_KUNIT_C_FAIL, 48, 48, 2, 2);
+	both = kmalloc_size_roundup(5 * sizeof(*a)) + kmalloc_size_roundup(12);
+	expect_stats(test, M_KUNIT_C_FAIL, both, both, 2, 2);
 }
 
 /*
@@ -188,26 +191,26 @@ static void krealloc_rules(struct kunit *test)
 	memset(p, 0x5a, 10);
 	q = krealloc_mt(p, 12, GFP_KERNEL, t);
 	KUNIT_ASSERT_PTR_EQ(test, q, p);
-	expect_stats(test, t, 32, 16, 2, 1);
+	expect_stats(test, t, 2 * kmalloc_size_roundup(10), kmalloc_size_roundup(10), 2, 1);
 
 	p = krealloc_mt(q, 100, GFP_KERNEL, t);
 	KUNIT_ASSERT_NOT_NULL(test, p);
-	KUNIT_EXPECT_EQ(test, mt_mem_use(t), 128);
-	KUNIT_EXPECT_EQ(test, malloc_type_block_size(p), 128UL);
+	KUNIT_EXPECT_EQ(test, mt_mem_use(t), kmalloc_size_roundup(100));
+	KUNIT_EXPECT_EQ(test, malloc_type_block_size(p), kmalloc_size_roundup(100));
 
-	/* 4000 bytes, then 10: the 4096-byte object does not stay. */
+	/* 4000 bytes, then 10: the larger object does not stay. */
 	q = krealloc_mt(p, 4000, GFP_KERNEL, t);
 	KUNIT_ASSERT_NOT_NULL(test, q);
-	KUNIT_EXPECT_EQ(test, mt_mem_use(t), 4096);
+	KUNIT_EXPECT_EQ(test, mt_mem_use(t), kmalloc_size_roundup(4000));
 	p = krealloc_mt(q, 10, GFP_KERNEL, t);
 	KUNIT_ASSERT_NOT_NULL(test, p);
-	KUNIT_EXPECT_EQ(test, mt_mem_use(t), 16);
-	KUNIT_EXPECT_EQ(test, malloc_type_block_size(p), 16UL);
+	KUNIT_EXPECT_EQ(test, mt_mem_use(t), kmalloc_size_roundup(10));
+	KUNIT_EXPECT_EQ(test, malloc_type_block_size(p), kmalloc_size_roundup(10));
 	KUNIT_EXPECT_TRUE(test, !memchr_inv(p, 0x5a, 10));
 
 	q = krealloc_mt(p, KMALLOC_MAX_SIZE + 1, GFP_KERNEL | __GFP_NOWARN, t);
 	KUNIT_EXPECT_NULL(test, q);
-	KUNIT_EXPECT_EQ(test, mt_mem_use(t), 16);
+	KUNIT_EXPECT_EQ(test, mt_mem_use(t), kmalloc_size_roundup(10));
 	KUNIT_EXPECT_TRUE(test, !memchr_inv(p, 0x5a, 10));
 
 	q = krealloc_mt(p, 0, GFP_KERNEL, t);
@@ -218,7 +221,7 @@ static void krealloc_rules(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, p);
 	q = krealloc_mt(ZERO_SIZE_PTR, 8, GFP_KERNEL, t);
 	KUNIT_ASSERT_NOT_NULL(test, q);
-	KUNIT_EXPECT_EQ(test, mt_mem_use(t), 16);
+	KUNIT_EXPECT_EQ(test, mt_mem_use(t), 2 * kmalloc_size_roundup(8));
 	kfree_mt(p, t);
 	kfree_mt(q, t);
 	KUNIT_EXPECT_EQ(test, mt_mem_use(t), 0);
@@ -234,7 +237,7 @@ static void kvmalloc_kvfree(struct kunit *test)
 	small = kvmalloc_mt(100, GFP_KERNEL, t);
 	KUNIT_ASSERT_NOT_NULL(test, small);
 	KUNIT_EXPECT_FALSE(test, is_vmalloc_addr(small));
-	KUNIT_EXPECT_EQ(test, mt_mem_use(t), 128);
+	KUNIT_EXPECT_EQ(test, mt_mem_use(t), kmalloc_size_roundup(100));
 
 	big = kvzalloc_mt(KMALLOC_MAX_SIZE + 100, GFP_KERNEL, t);
 	KUNIT_ASSERT_NOT_NULL(test, big);
@@ -243,13 +246,13 @@ static void kvmalloc_kvfree(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, malloc_type_block_size(big),
 			PAGE_ALIGN(KMALLOC_MAX_SIZE + 100));
 	KUNIT_EXPECT_EQ(test, mt_mem_use(t),
-			128 + PAGE_ALIGN(KMALLOC_MAX_SIZE + 100));
+			kmalloc_size_roundup(100) + PAGE_ALIGN(KMALLOC_MAX_SIZE + 100));
 
 	kvfree_mt(big, t);
 	kvfree_mt(small, t);
-	expect_stats(test, t, 128 + PAGE_ALIGN(KMALLOC_MAX_SIZE + 100),
-		     128 + PAGE_ALIGN(KMALLOC_MAX_SIZE + 100), 2, 2);
-	/* The vmalloc side has no size class: only the bit of 128 is set. */
+	expect_stats(test, t, kmalloc_size_roundup(100) + PAGE_ALIGN(KMALLOC_MAX_SIZE + 100),
+		     kmalloc_size_roundup(100) + PAGE_ALIGN(KMALLOC_MAX_SIZE + 100), 2, 2);
+	/* The vmalloc side has no size class: only the bit of 100 bytes is set. */
 	KUNIT_EXPECT_EQ(test, hweight64(mt_sum(t).mts_size), 1);
 }
 
@@ -283,15 +286,17 @@ static void zones_from_c(struct kunit *test)
 		KUNIT_EXPECT_TRUE(test, !memchr_inv(p, 7, 24));
 		KUNIT_ASSERT_TRUE(test, malloc_type_test_cache_of(p, &cache,
 								  &usersize));
-		KUNIT_EXPECT_EQ(test, malloc_type_block_size(p), 512UL);
+		KUNIT_EXPECT_EQ(test, malloc_type_block_size(p), kmalloc_size_roundup(300));
 		if (zone == 0) {
 			KUNIT_EXPECT_TRUE(test, strstarts(cache, "kmalloc-"));
 		} else {
-			snprintf(want, sizeof(want), "malloc-zone%u-512", zone);
+			snprintf(want, sizeof(want), "malloc-zone%u-%zu", zone,
+				 kmalloc_size_roundup(300));
 			KUNIT_EXPECT_STREQ(test, cache, want);
 		}
 		kfree_mt(p, t);
-		expect_stats(test, t, 32 + 512, 32 + 512, 2, 2);
+		expect_stats(test, t, kmalloc_size_roundup(24) + kmalloc_size_roundup(300),
+			     kmalloc_size_roundup(24) + kmalloc_size_roundup(300), 2, 2);
 	}
 }
 

@@ -26,9 +26,7 @@ use kernel::{
     malloc_type::{
         self,
         MallocType,
-        Stats,
-        ZONE_COUNT,
-        ZONE_SIZES, //
+        Stats, //
     },
     prelude::*,
     proc_fs::{
@@ -217,7 +215,7 @@ fn write_type_row(out: &mut impl Sink, name: &[u8], zone: u32, s: &Stats) -> Res
     row.push(b" ");
     row.num(4, u64::from(zone));
     let mut sep: &[u8] = b"  ";
-    for (i, &size) in ZONE_SIZES.iter().enumerate().take(ZONE_COUNT) {
+    for (i, &size) in malloc_type::zone_sizes().iter().enumerate() {
         if s.size & (1u64 << i) != 0 {
             row.push(sep);
             // CAST: `usize` and `u64` have the same width on 64-bit kernels.
@@ -403,7 +401,7 @@ struct ZoneCount;
 
 impl ReadInts for ZoneCount {
     fn read(out: &mut IntValues) -> Result {
-        out.push(i32::try_from(ZONE_COUNT)?)
+        out.push(i32::try_from(malloc_type::zone_sizes().len())?)
     }
 }
 
@@ -412,7 +410,7 @@ struct ZoneSizes;
 
 impl ReadInts for ZoneSizes {
     fn read(out: &mut IntValues) -> Result {
-        for &size in ZONE_SIZES.iter() {
+        for &size in malloc_type::zone_sizes() {
             out.push(i32::try_from(size)?)?;
         }
         Ok(())
@@ -432,7 +430,10 @@ impl ReadInts for NumZones {
 #[kunit_tests(malloc_type_proc)]
 mod tests {
     use super::*;
-    use kernel::alloc::KVec;
+    use kernel::{
+        alloc::KVec,
+        str::CString, //
+    };
 
     /// A growable byte buffer to look at what the files would show.
     struct Buf(KVec<u8>);
@@ -466,9 +467,28 @@ mod tests {
         Ok(())
     }
 
+    /// `prefix`, then the size classes of the bits of `size` (`zone_sizes()`, the running
+    /// kernel's) separated by commas, then a newline: the end of a row.
+    fn with_sizes(prefix: &[u8], size: u64) -> Result<KVec<u8>> {
+        let mut v = KVec::new();
+        v.extend_from_slice(prefix, GFP_KERNEL)?;
+        let mut sep: &[u8] = b"  ";
+        for (i, &z) in malloc_type::zone_sizes().iter().enumerate() {
+            if size & (1 << i) != 0 {
+                let n = CString::try_from_fmt(fmt!("{z}"))?;
+                v.extend_from_slice(sep, GFP_KERNEL)?;
+                v.extend_from_slice(n.to_bytes(), GFP_KERNEL)?;
+                sep = b",";
+            }
+        }
+        v.push(b'\n', GFP_KERNEL)?;
+        Ok(v)
+    }
+
     #[test]
     fn row_columns_and_sizes() -> Result {
-        // 3 allocations of 16, 96 and 8192 bytes, one of them freed.
+        // 3 allocations of 9 KiB in all, in the second, fifth and thirteenth size classes
+        // (16, 96 and 8192 bytes with 4 KiB pages), one of them freed.
         let s = Stats {
             memalloced: 16 + 96 + 8192,
             memfreed: 16,
@@ -478,7 +498,7 @@ mod tests {
         };
         assert_eq!(
             &row(b"devbuf", 0, &s)?[..],
-            b"       devbuf     2     9K        3    0  16,96,8192\n"
+            &with_sizes(b"       devbuf     2     9K        3    0", s.size)?[..]
         );
         Ok(())
     }
@@ -542,14 +562,16 @@ mod tests {
             // CAST: The largest balances that are not negative.
             memalloced: i64::MAX as u64,
             numallocs: i64::MAX as u64,
-            size: (1 << ZONE_COUNT) - 1,
+            size: u64::MAX >> (64 - malloc_type::zone_sizes().len()),
             ..Default::default()
         };
         assert_eq!(
             &row("caf\u{e9}".as_bytes(), 15, &s)?[..],
-            "         caf\u{e9} 9223372036854775807 9007199254740992K 9223372036854775807   15  \
-             8,16,32,64,96,128,192,256,512,1024,2048,4096,8192\n"
-                .as_bytes()
+            &with_sizes(
+                "         caf\u{e9} 9223372036854775807 9007199254740992K 9223372036854775807   15"
+                    .as_bytes(),
+                s.size
+            )?[..]
         );
         assert_eq!(
             &row(b"\xff", 0, &Stats::default())?[..],

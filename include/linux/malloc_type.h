@@ -191,6 +191,12 @@ void malloc_type_block_copy(void *to, const void *from, size_t len);
 bool malloc_type_test_cache_of(const void *p, const char **name,
 			       unsigned int *usersize);
 
+/*
+ * Reads the kmalloc size classes of the running kernel from its kmalloc
+ * caches, once, before the secondary CPUs start (an early initcall).
+ * Implemented in Rust (rust/kernel/malloc_type/size_class.rs).
+ */
+void malloc_type_init_size_classes(void);
 /* The C entry points, implemented in Rust (rust/kernel/malloc_type/c_api.rs). */
 void *malloc_type_kmalloc_node(size_t size, gfp_t flags, int node,
 			       struct malloc_type *mtp);

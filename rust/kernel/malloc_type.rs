@@ -76,10 +76,10 @@ pub use self::{
     size_class::{
         accounted_size,
         zindx,
+        zone_sizes,
         KMALLOC_MAX_CACHE_SIZE,
         KMALLOC_MAX_SIZE,
-        ZONE_COUNT,
-        ZONE_SIZES, //
+        ZONE_COUNT_MAX, //
     },
     stats::{
         Snapshot,
@@ -123,7 +123,7 @@ const _: () = assert!(NAME_MAX + 1 == bindings::MALLOC_MAX_NAME as usize);
 /// let p = M_EXAMPLE.malloc(100, GFP_KERNEL)?;
 /// let t = M_EXAMPLE.stats();
 /// assert_eq!(t.numallocs, 1);
-/// assert_eq!(t.memalloced, 128);
+/// assert_eq!(t.memalloced, kernel::malloc_type::accounted_size(100) as u64);
 /// // SAFETY: `p` was allocated by `M_EXAMPLE` with 100 bytes and is not used again.
 /// unsafe { M_EXAMPLE.free(p.as_ptr().cast()) };
 /// assert_eq!(M_EXAMPLE.stats().mem_use(), 0);

@@ -25,16 +25,15 @@ use super::{
     accounted_size,
     page_rounded,
     size_class::{
-        cache_zindx,
-        KMALLOC_INDEX, //
+        class,
+        kmalloc_slot,
+        normal_cache, //
     },
     vmalloc_shrink_moves,
     zindx,
     MallocType,
     KMALLOC_MAX_CACHE_SIZE,
-    KMALLOC_MAX_SIZE,
-    ZONE_COUNT,
-    ZONE_SIZES, //
+    KMALLOC_MAX_SIZE, //
 };
 use crate::{
     alloc::{
@@ -68,63 +67,6 @@ const FAST_PATH: bool = cfg!(not(any(
     CONFIG_KMALLOC_PARTITION_TYPED
 )));
 
-/// A kmalloc size class as the allocation fast path uses it: everything it needs in one entry.
-#[derive(Clone, Copy)]
-struct SizeClass {
-    /// The accounted size in bytes ([`ZONE_SIZES`]).
-    size: usize,
-    /// The bit of the class in `mts_size` (`1 << zindx`).
-    bit: u64,
-    /// The `zindx`.
-    zindx: i32,
-    /// The slot of the class in a `kmem_buckets` (below `KMALLOC_SHIFT_HIGH + 1`).
-    kmalloc_index: u8,
-}
-
-/// The size classes by `zindx`, padded to 16 entries so that [`cache_zindx`]'s result (below 16)
-/// indexes it without a bounds check; the padding is never used.
-const SIZE_CLASSES: [SizeClass; 16] = {
-    let mut t = [SizeClass {
-        size: ZONE_SIZES[0],
-        bit: 1,
-        zindx: 0,
-        kmalloc_index: KMALLOC_INDEX[0],
-    }; 16];
-    let mut z = 0;
-    while z < ZONE_COUNT {
-        t[z] = SizeClass {
-            size: ZONE_SIZES[z],
-            bit: 1 << z,
-            // CAST: `z` is below `ZONE_COUNT`.
-            zindx: z as i32,
-            kmalloc_index: KMALLOC_INDEX[z],
-        };
-        z += 1;
-    }
-    t
-};
-
-/// The normal kmalloc cache at slot `index` of `kmalloc_caches[KMALLOC_NORMAL]`.
-///
-/// # Safety
-///
-/// `index` is below `KMALLOC_SHIFT_HIGH + 1`.
-#[inline(always)]
-unsafe fn normal_cache(index: u8) -> *mut bindings::kmem_cache {
-    let caches = &raw const bindings::kmalloc_caches;
-    let normal = bindings::kmalloc_cache_type_KMALLOC_NORMAL as usize;
-    // SAFETY: `kmalloc_caches` is set up before any initcall and not written after boot
-    // (`__ro_after_init`); `KMALLOC_NORMAL` is one of its rows, and `index` is within a
-    // `kmem_buckets` (safety requirements).
-    unsafe {
-        *caches
-            .cast::<bindings::kmem_buckets>()
-            .add(normal)
-            .cast::<*mut bindings::kmem_cache>()
-            .add(usize::from(index))
-    }
-}
-
 impl MallocType {
     /// Allocates a new block for `layout` (padded, as [`Kmalloc::aligned_layout`] pads it)
     /// charged to the type, with the contract of [`Allocator::alloc`].
@@ -152,10 +94,11 @@ impl MallocType {
             && flags.as_raw() & bindings::MALLOC_TYPE_KMALLOC_NOT_NORMAL_BITS == 0
             && self.zone() == 0
         {
-            let class = SIZE_CLASSES[cache_zindx(size)];
-            // SAFETY: The slots of `SIZE_CLASSES` are those of `KMALLOC_INDEX`, checked at
-            // compile time to be within a `kmem_buckets`.
-            let s = unsafe { normal_cache(class.kmalloc_index) };
+            let slot = kmalloc_slot(size);
+            let class = class(slot);
+            // SAFETY: `kmalloc_slot()` of a size from 1 to `KMALLOC_MAX_CACHE_SIZE` is within a
+            // `kmem_buckets`.
+            let s = unsafe { normal_cache(slot) };
             // SAFETY: `s` is the normal kmalloc cache of `size`'s size class, which is what
             // `kmalloc(size, flags)` allocates from for these flags; any flags are accepted.
             let p = unsafe { bindings::malloc_type_kmalloc_cache(s, flags.as_raw(), size) };
@@ -801,6 +744,7 @@ mod tests {
     use super::super::{
         numzones,
         zone_for_name,
+        zone_sizes,
         Stats,
         KMALLOC_MAX_CACHE_SIZE, //
     };
@@ -813,6 +757,22 @@ mod tests {
         Box,
         Vec, //
     };
+
+    /// What the slab allocator consumes for a kmalloc of `size` bytes.
+    fn roundup(size: usize) -> usize {
+        // SAFETY: `kmalloc_size_roundup()` accepts any size.
+        unsafe { bindings::kmalloc_size_roundup(size) }
+    }
+
+    /// The name of the normal kmalloc cache of `size` bytes (`kmalloc_info[]`: from 1 KiB up,
+    /// in KiB).
+    fn cache_name(size: usize) -> Result<crate::str::CString> {
+        Ok(if size >= 1024 {
+            crate::str::CString::try_from_fmt(fmt!("kmalloc-{}k", size / 1024))?
+        } else {
+            crate::str::CString::try_from_fmt(fmt!("kmalloc-{}", size))?
+        })
+    }
 
     fn bit(z: i32) -> u64 {
         if z < 0 {
@@ -827,21 +787,31 @@ mod tests {
         crate::malloc_define!(M_T_BOUNDS, "kunit bounds", "Size class boundaries");
         let t = &M_T_BOUNDS;
         assert!(t.is_registered());
-        // (request, accounted bytes, zindx)
-        let cases: [(usize, usize, i32); 11] = [
-            (0, 0, -1),
-            (1, 8, 0),
-            (8, 8, 0),
-            (9, 16, 1),
-            (96, 96, 4),
-            (97, 128, 5),
-            (192, 192, 6),
-            (193, 256, 7),
-            (8192, 8192, 12),
-            (8193, 16384, -1),
-            (100_000, 131_072, -1),
+        // Requests at the boundaries of the size classes; what each one consumes is what the slab
+        // allocator rounds it up to, and its zindx the place of that size in the classes.
+        let cases = [
+            0,
+            1,
+            8,
+            9,
+            96,
+            97,
+            192,
+            193,
+            KMALLOC_MAX_CACHE_SIZE,
+            KMALLOC_MAX_CACHE_SIZE + 1,
+            100_000,
         ];
-        for &(size, acc, z) in cases.iter() {
+        for size in cases {
+            let acc = roundup(size);
+            let z = if size == 0 || size > KMALLOC_MAX_CACHE_SIZE {
+                -1
+            } else {
+                zone_sizes()
+                    .iter()
+                    .position(|&c| c == acc)
+                    .map_or(-2, |i| i as i32)
+            };
             let before = t.stats();
             let p = t.malloc(size, GFP_KERNEL)?;
             assert_eq!(p.len(), size);
@@ -884,16 +854,16 @@ mod tests {
         let s = t.stats();
         assert_eq!(
             (s.numallocs, s.numfrees, s.memalloced, s.memfreed),
-            (2, 1, 32, 16)
+            (2, 1, (roundup(10) + roundup(12)) as u64, roundup(10) as u64)
         );
         // Growth.
         // SAFETY: `p` came from `t` with 12 bytes.
         let p = unsafe { t.realloc(p.as_ptr().cast(), 100, GFP_KERNEL)? };
-        assert_eq!(t.stats().mem_use(), 128);
+        assert_eq!(t.stats().mem_use(), roundup(100) as i64);
         // Shrink.
         // SAFETY: `p` came from `t` with 100 bytes.
         let p = unsafe { t.realloc(p.as_ptr().cast(), 50, GFP_KERNEL)? };
-        assert_eq!(t.stats().mem_use(), 64);
+        assert_eq!(t.stats().mem_use(), roundup(50) as i64);
         // SAFETY: `p` is valid for 50 bytes, of which the first 10 were kept.
         let bytes = unsafe { core::slice::from_raw_parts(p.as_ptr().cast::<u8>(), 10) };
         assert!(bytes.iter().all(|&b| b == 0x5a));
@@ -931,7 +901,8 @@ mod tests {
         // SAFETY: `p` came from `t` and is not used again.
         unsafe { t.free(p.as_ptr().cast()) };
         let s = t.stats();
-        assert_eq!((s.memalloced, s.memfreed, s.mem_use()), (128, 128, 0));
+        let acc = roundup(100) as u64;
+        assert_eq!((s.memalloced, s.memfreed, s.mem_use()), (acc, acc, 0));
         let sizes = [
             1,
             8,
@@ -969,7 +940,7 @@ mod tests {
         // SAFETY: The first 4000 bytes were kept.
         let kept = unsafe { core::slice::from_raw_parts(p.as_ptr().cast::<u8>(), 4000) };
         assert!(kept.iter().all(|&b| b == 3));
-        assert_eq!(t.stats().mem_use(), 16384);
+        assert_eq!(t.stats().mem_use(), roundup(9000) as i64);
         // SAFETY: `p` came from `t` and is not used again.
         unsafe { t.free(p.as_ptr().cast()) };
         assert_eq!(t.stats().mem_use(), 0);
@@ -999,7 +970,7 @@ mod tests {
         );
         assert!(t.stats() == Stats::default());
         let p = t.mallocarray(3, 4, GFP_KERNEL)?;
-        assert_eq!(t.stats().memalloced, 16);
+        assert_eq!(t.stats().memalloced, roundup(12) as u64);
         // SAFETY: `p` came from `t` with 12 bytes and is not used again.
         unsafe { t.free(p.as_ptr().cast()) };
         // Freeing null is a no-op.
@@ -1147,7 +1118,7 @@ mod tests {
         // its size class (as `kmalloc()` would pick it), is charged that
         // class, and the free, which is told no size, discharges the same.
         for size in 1..=KMALLOC_MAX_CACHE_SIZE {
-            let class = ZONE_SIZES[zindx(size) as usize];
+            let class = zone_sizes()[zindx(size) as usize];
             let before = t.stats();
             let p = t.malloc(size, GFP_KERNEL)?;
             let p = p.as_ptr().cast::<u8>();
@@ -1156,14 +1127,8 @@ mod tests {
             // SAFETY: `p` came from `t` and is not used again.
             unsafe { t.free(p) };
             let after = t.stats();
-            // A KFENCE object's slab names the cache it stands in for. The caches from 1 KiB up
-            // are named in KiB (`kmalloc_info[]`).
-            let want = if class >= 1024 {
-                crate::str::CString::try_from_fmt(fmt!("kmalloc-{}k", class / 1024))?
-            } else {
-                crate::str::CString::try_from_fmt(fmt!("kmalloc-{}", class))?
-            };
-            assert_eq!(name, &*want);
+            // A KFENCE object's slab names the cache it stands in for.
+            assert_eq!(name, &*cache_name(class)?);
             assert_eq!(mid.numallocs - before.numallocs, 1);
             assert_eq!(mid.memalloced - before.memalloced, class as u64);
             assert_ne!(mid.size & (1 << zindx(size)), 0);
@@ -1178,7 +1143,9 @@ mod tests {
         unsafe { t.free(p) };
         assert_eq!(kind, Some(c"kmalloc-rcl-64"));
         // Large kmallocs: charged their pages, with no size class.
-        for size in [KMALLOC_MAX_CACHE_SIZE + 1, 12288, 16384, 16385, 1 << 20] {
+        let page = crate::page::PAGE_SIZE;
+        let m = KMALLOC_MAX_CACHE_SIZE;
+        for size in [m + 1, m + page, 2 * m, 2 * m + 1, 1 << 20] {
             let before = t.stats();
             let p = t.malloc(size, GFP_KERNEL)?.as_ptr().cast::<u8>();
             let mid = t.stats();
@@ -1193,7 +1160,7 @@ mod tests {
         }
         // `Box` of the typed allocator: the same fast path and free, with a constant size.
         let b = Box::<[u8; 100], TypedAlloc<M_T_FAST>>::new_uninit(GFP_KERNEL)?;
-        assert_eq!(t.stats().mem_use(), 128);
+        assert_eq!(t.stats().mem_use(), roundup(100) as i64);
         drop(b);
         let s = t.stats();
         assert_eq!((s.in_use(), s.mem_use()), (0, 0));
@@ -1293,10 +1260,10 @@ mod tests {
         // SAFETY: `p` came from `t` with 4000 bytes.
         let p = unsafe { t.realloc(p.as_ptr().cast(), 10, GFP_KERNEL)? };
         let s = t.stats();
-        assert_eq!((s.in_use(), s.mem_use()), (1, 16));
-        assert_eq!(s.size, (1 << 1) | (1 << 11));
+        assert_eq!((s.in_use(), s.mem_use()), (1, roundup(10) as i64));
+        assert_eq!(s.size, bit(zindx(10)) | bit(zindx(4000)));
         let (name, _) = cache_of(p.as_ptr().cast()).ok_or(EINVAL)?;
-        assert!(name.to_bytes().ends_with(b"-16"));
+        assert_eq!(name, &*cache_name(roundup(10))?);
         // SAFETY: `p` is valid for 10 bytes, which were kept.
         let kept = unsafe { core::slice::from_raw_parts(p.as_ptr().cast::<u8>(), 10) };
         assert!(kept.iter().all(|&b| b == 0x3c));
@@ -1304,7 +1271,7 @@ mod tests {
         // except a KFENCE object).
         // SAFETY: `p` came from `t` with 10 bytes.
         let q = unsafe { t.realloc(p.as_ptr().cast(), 12, GFP_KERNEL)? };
-        assert_eq!(t.stats().mem_use(), 16);
+        assert_eq!(t.stats().mem_use(), roundup(10) as i64);
         // SAFETY: `q` came from `t` with 12 bytes and is not used again.
         unsafe { t.free(q.as_ptr().cast()) };
 
@@ -1313,9 +1280,9 @@ mod tests {
             let mut v = Vec::<u8, A>::with_capacity(4000, GFP_KERNEL)?;
             v.push(1, GFP_KERNEL)?;
             v.shrink_to(10, GFP_KERNEL)?;
-            assert_eq!(M_T_SHRINKS.stats().mem_use(), 16);
+            assert_eq!(M_T_SHRINKS.stats().mem_use(), roundup(10) as i64);
             let (name, _) = cache_of(v.as_ptr().cast_mut()).ok_or(EINVAL)?;
-            assert!(name.to_bytes().ends_with(b"-16"));
+            assert_eq!(name, &*cache_name(roundup(10))?);
             assert_eq!(v[0], 1);
             Ok(())
         }
@@ -1334,11 +1301,14 @@ mod tests {
         {
             let b = Box::<[u8; 100], TypedAlloc<M_T_ALLOC>>::new([1; 100], GFP_KERNEL)?;
             assert_eq!(b[99], 1);
-            assert_eq!(M_T_ALLOC.stats().mem_use(), 128);
+            assert_eq!(M_T_ALLOC.stats().mem_use(), roundup(100) as i64);
             let a = Box::<Aligned, TypedAlloc<M_T_ALLOC>>::new(Aligned([2; 64]), GFP_KERNEL)?;
             assert_eq!(ptr::from_ref(&*a) as usize % 64, 0);
             assert_eq!(a.0[63], 2);
-            assert_eq!(M_T_ALLOC.stats().mem_use(), 192);
+            assert_eq!(
+                M_T_ALLOC.stats().mem_use(),
+                (roundup(100) + roundup(64)) as i64
+            );
         }
         assert_eq!(M_T_ALLOC.stats().mem_use(), 0);
         {
@@ -1433,11 +1403,11 @@ mod tests {
             // kmalloc memory: `TypedAlloc::realloc()` moves the elements to a smaller block.
             let mut v = Vec::<u64, TypedAlloc<M_T_SHRINK>>::with_capacity(100, GFP_KERNEL)?;
             v.push(7, GFP_KERNEL)?;
-            assert_eq!(M_T_SHRINK.stats().mem_use(), 1024);
+            assert_eq!(M_T_SHRINK.stats().mem_use(), roundup(800) as i64);
             v.shrink_to(0, GFP_KERNEL)?;
             assert_eq!((v.capacity(), v[0]), (1, 7));
             let s = M_T_SHRINK.stats();
-            assert_eq!((s.in_use(), s.mem_use()), (1, 8));
+            assert_eq!((s.in_use(), s.mem_use()), (1, roundup(8) as i64));
         }
         assert_eq!(M_T_SHRINK.stats().in_use(), 0);
         {
@@ -1451,7 +1421,7 @@ mod tests {
             assert!(!in_vmalloc(v.as_ptr()));
             assert_eq!((v.capacity(), v[0]), (64, 7));
             let s = M_T_SHRINK.stats();
-            assert_eq!((s.in_use(), s.mem_use()), (1, 64));
+            assert_eq!((s.in_use(), s.mem_use()), (1, roundup(64) as i64));
         }
         let s = M_T_SHRINK.stats();
         assert_eq!((s.in_use(), s.mem_use(), s.numallocs), (0, 0, 4));

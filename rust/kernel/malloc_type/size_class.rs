@@ -3,61 +3,287 @@
 //! The kmalloc size classes of malloc types: `zindx` and the accounted size of a block.
 //!
 //! A typed allocation is accounted with the size it consumes (FreeBSD accounts the size of the
-//! zone that serves it): its kmalloc bucket size up to [`KMALLOC_MAX_CACHE_SIZE`], the
-//! page-allocator block above it, whole pages for vmalloc. Its `zindx` is the index of the
-//! kmalloc size class that served it in [`ZONE_SIZES`], or -1 when no kmalloc cache did.
+//! zone that serves it): the object size of the kmalloc cache that serves it up to
+//! [`KMALLOC_MAX_CACHE_SIZE`], the page-allocator block above it, whole pages for vmalloc. Its
+//! `zindx` is the index of that object size in [`zone_sizes()`], or -1 when no kmalloc cache
+//! served it.
+//!
+//! The size classes are the running kernel's: the object sizes of its normal kmalloc caches
+//! (`kmalloc_caches[KMALLOC_NORMAL][]`), read once at boot by [`init`]. They follow the page size
+//! (`KMALLOC_SHIFT_HIGH`: 8 KiB caches at most with 4 KiB pages, 32 KiB with 16 KiB pages),
+//! `KMALLOC_MIN_SIZE`, and the minimum alignment the slab allocator chose at boot
+//! (`__kmalloc_minalign()`: where kmalloc'd memory must be aligned for non-coherent DMA, the
+//! slots of the smaller caches point to a larger cache, whose size is what they consume). Which
+//! slot a request of a given size uses is `kmalloc_slab()`'s rule, `kmalloc_size_index[]` up to
+//! 192 bytes and `fls(size - 1)` above, computed at compile time from the same constants.
 //!
 //! C header: [`include/linux/slab.h`](srctree/include/linux/slab.h)
 
 use crate::bindings;
+use core::cell::UnsafeCell;
 
-/// Number of kmalloc size classes a `zindx` can name on x86_64 (`vm.malloc_zone_count`).
-pub const ZONE_COUNT: usize = 13;
+/// The most kmalloc size classes a `zindx` can name (`MALLOC_TYPE_ZONE_COUNT_MAX`, the bits of
+/// `mts_size`).
+pub const ZONE_COUNT_MAX: usize = bindings::MALLOC_TYPE_ZONE_COUNT_MAX as usize;
 
-/// The kmalloc size class of each `zindx`, in bytes (`vm.malloc_zone_sizes`).
-///
-/// # Examples
-///
-/// ```
-/// use kernel::malloc_type::{ZONE_COUNT, ZONE_SIZES};
-///
-/// assert_eq!(ZONE_SIZES.len(), ZONE_COUNT);
-/// assert_eq!(ZONE_SIZES[4], 96);
-/// assert_eq!(ZONE_SIZES[ZONE_COUNT - 1], 8192);
-/// ```
-pub const ZONE_SIZES: [usize; ZONE_COUNT] = [
-    8, 16, 32, 64, 96, 128, 192, 256, 512, 1024, 2048, 4096, 8192,
-];
-
-/// The slot in `kmalloc_caches[type][]` of the kmalloc cache of each `zindx`: `kmalloc_index()`
-/// of its size (96 and 192 bytes have slots 1 and 2, the powers of two `2^n` slot `n`).
-pub(crate) const KMALLOC_INDEX: [u8; ZONE_COUNT] = [3, 4, 5, 6, 1, 7, 2, 8, 9, 10, 11, 12, 13];
-
-const _: () = {
-    let mut z = 0;
-    while z < ZONE_COUNT {
-        // Every slot exists in a `kmem_buckets`.
-        assert!((KMALLOC_INDEX[z] as usize) < bindings::KMALLOC_SHIFT_HIGH as usize + 1);
-        z += 1;
-    }
-};
-
-/// The `zindx` of sizes 1 to 192 by `(size - 1) / 8`, as `kmalloc_size_index[]` maps them.
-const SMALL: [u8; 24] = [
-    0, 1, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 6, 6, 6, 6, 6, 6, 6, 6,
-];
-
-/// The largest request served by a kmalloc cache (`KMALLOC_MAX_CACHE_SIZE`), in bytes; larger
-/// ones come from the page allocator and have no `zindx` (-1).
-pub const KMALLOC_MAX_CACHE_SIZE: usize = ZONE_SIZES[ZONE_COUNT - 1];
+/// The largest request served by a kmalloc cache (`KMALLOC_MAX_CACHE_SIZE`, two pages), in bytes;
+/// larger ones come from the page allocator and have no `zindx` (-1).
+pub const KMALLOC_MAX_CACHE_SIZE: usize = bindings::MALLOC_TYPE_KMALLOC_MAX_CACHE_SIZE;
 
 /// The largest request a typed allocation accepts (`KMALLOC_MAX_SIZE`), in bytes.
 pub const KMALLOC_MAX_SIZE: usize = bindings::MALLOC_TYPE_KMALLOC_MAX_SIZE;
 
-const _: () = assert!(KMALLOC_MAX_CACHE_SIZE == bindings::MALLOC_TYPE_KMALLOC_MAX_CACHE_SIZE);
+/// The number of slots of a `kmem_buckets` (`KMALLOC_SHIFT_HIGH + 1`).
+const SLOTS: usize = bindings::KMALLOC_SHIFT_HIGH as usize + 1;
 
-/// Returns the `zindx` of a request of `size` bytes: the index in [`ZONE_SIZES`] of the kmalloc
-/// size class that serves it, or -1 when no kmalloc cache serves it (0 or more than
+/// [`SLOTS`] rounded up to a power of two: a slot masked with `TABLE - 1` indexes the tables
+/// without a bounds check.
+const TABLE: usize = SLOTS.next_power_of_two();
+
+/// `KMALLOC_MIN_SIZE`, in bytes.
+const MIN_SIZE: usize = bindings::KMALLOC_MIN_SIZE as usize;
+
+const _: () = {
+    assert!(KMALLOC_MAX_CACHE_SIZE == 1 << bindings::KMALLOC_SHIFT_HIGH);
+    assert!(MIN_SIZE == 1 << bindings::KMALLOC_SHIFT_LOW && MIN_SIZE <= 256);
+    // Every class has its bit in `mts_size`.
+    assert!(TABLE <= ZONE_COUNT_MAX);
+};
+
+/// `kmalloc_size_index[]`, the slot of sizes 1 to 192 by `(size - 1) / 8`, as
+/// `setup_kmalloc_cache_index_table()` leaves it for this `KMALLOC_MIN_SIZE`.
+const SMALL: [u8; 24] = {
+    let mut t = [
+        3, 4, 5, 5, 6, 6, 6, 6, 1, 1, 1, 1, 7, 7, 7, 7, 2, 2, 2, 2, 2, 2, 2, 2,
+    ];
+    let mut i = 8;
+    while i < MIN_SIZE && (i - 1) / 8 < t.len() {
+        // CAST: `KMALLOC_SHIFT_LOW` is at most 8 (checked above).
+        t[(i - 1) / 8] = bindings::KMALLOC_SHIFT_LOW as u8;
+        i += 8;
+    }
+    // No 96-byte cache when `KMALLOC_MIN_SIZE` is 64 or more, no 192-byte cache from 128.
+    if MIN_SIZE >= 64 {
+        i = 64 + 8;
+        while i <= 96 {
+            t[(i - 1) / 8] = 7;
+            i += 8;
+        }
+    }
+    if MIN_SIZE >= 128 {
+        i = 128 + 8;
+        while i <= 192 {
+            t[(i - 1) / 8] = 8;
+            i += 8;
+        }
+    }
+    t
+};
+
+/// Returns the slot of `kmalloc_caches[type][]` that serves a request of `size` bytes, 1 to
+/// [`KMALLOC_MAX_CACHE_SIZE`], as `kmalloc_slab()` picks it (below `KMALLOC_SHIFT_HIGH + 1`);
+/// the result for other sizes is meaningless, but below 32.
+///
+/// Folds to a constant for a constant `size`, as `kmalloc_index()` does in C.
+///
+/// # Context
+///
+/// Any context.
+#[inline(always)]
+pub(crate) fn kmalloc_slot(size: usize) -> usize {
+    let slot = if size.wrapping_sub(1) < 192 {
+        usize::from(SMALL[size.wrapping_sub(1) / 8])
+    } else {
+        // `fls(size - 1)`.
+        // CAST: `leading_zeros()` of a `usize` is at most 64.
+        (usize::BITS - size.wrapping_sub(1).leading_zeros()) as usize
+    };
+    slot & (TABLE - 1)
+}
+
+/// A kmalloc size class as the allocation paths use it: everything they need in one entry.
+#[derive(Clone, Copy)]
+pub(crate) struct SizeClass {
+    /// The accounted size in bytes: the object size of the cache (0 for a slot without one).
+    pub(crate) size: usize,
+    /// The bit of the class in `mts_size` (`1 << zindx`; 0 for a slot without a cache).
+    pub(crate) bit: u64,
+    /// The `zindx`: the index of `size` in [`zone_sizes()`] (-1 for a slot without a cache).
+    pub(crate) zindx: i32,
+}
+
+/// The size classes of the kernel: by slot of `kmalloc_caches[type][]`, and by `zindx`.
+struct Classes {
+    /// The class of each slot.
+    by_slot: [SizeClass; TABLE],
+    /// The distinct object sizes of the caches in bytes, ascending, by `zindx`; then zeroes.
+    zones: [usize; TABLE],
+    /// The number of classes in `zones`.
+    count: usize,
+}
+
+impl Classes {
+    /// The classes of caches whose object size in bytes by slot is `slot_size` (0 for none).
+    const fn new(slot_size: &[usize; TABLE]) -> Self {
+        let mut c = Classes {
+            by_slot: [SizeClass {
+                size: 0,
+                bit: 0,
+                zindx: -1,
+            }; TABLE],
+            zones: [0; TABLE],
+            count: 0,
+        };
+        // The distinct sizes in ascending order: each one the smallest above the previous.
+        let mut last = 0;
+        loop {
+            let mut next = usize::MAX;
+            let mut slot = 0;
+            while slot < TABLE {
+                if slot_size[slot] > last && slot_size[slot] < next {
+                    next = slot_size[slot];
+                }
+                slot += 1;
+            }
+            if next == usize::MAX {
+                break;
+            }
+            c.zones[c.count] = next;
+            c.count += 1;
+            last = next;
+        }
+        let mut slot = 0;
+        while slot < TABLE {
+            let mut z = 0;
+            while z < c.count {
+                if c.zones[z] == slot_size[slot] {
+                    c.by_slot[slot] = SizeClass {
+                        size: slot_size[slot],
+                        bit: 1 << z,
+                        // CAST: `z` is below `TABLE`, at most 64.
+                        zindx: z as i32,
+                    };
+                }
+                z += 1;
+            }
+            slot += 1;
+        }
+        c
+    }
+}
+
+/// The object sizes `create_kmalloc_caches()` gives the caches of each slot when nothing aliases
+/// them: `2^slot` from `KMALLOC_SHIFT_LOW` to `KMALLOC_SHIFT_HIGH`, 96 and 192 bytes in slots 1
+/// and 2 when `KMALLOC_MIN_SIZE` allows them (`kmalloc_info[]`). What [`init`] reads replaces
+/// them at boot.
+const BUILD_TIME_SIZES: [usize; TABLE] = {
+    let mut t = [0; TABLE];
+    let mut slot = bindings::KMALLOC_SHIFT_LOW as usize;
+    while slot < SLOTS {
+        t[slot] = 1 << slot;
+        slot += 1;
+    }
+    if MIN_SIZE <= 32 {
+        t[1] = 96;
+    }
+    if MIN_SIZE <= 64 {
+        t[2] = 192;
+    }
+    t
+};
+
+/// The size classes, written by [`init`] only.
+struct ClassTable(UnsafeCell<Classes>);
+
+// SAFETY: The table is written once, by `init()`, before the secondary CPUs are started and
+// before any typed allocation; it is only read after.
+unsafe impl Sync for ClassTable {}
+
+static CLASSES: ClassTable = ClassTable(UnsafeCell::new(Classes::new(&BUILD_TIME_SIZES)));
+
+/// The size classes.
+#[inline(always)]
+fn classes() -> &'static Classes {
+    // SAFETY: `CLASSES` is only written by `init()`, before anything reads it (see `Sync`).
+    unsafe { &*CLASSES.0.get() }
+}
+
+/// The class of slot `slot` of `kmalloc_caches[type][]` ([`kmalloc_slot`]).
+#[inline(always)]
+pub(crate) fn class(slot: usize) -> SizeClass {
+    classes().by_slot[slot & (TABLE - 1)]
+}
+
+/// The normal kmalloc cache at slot `slot` of `kmalloc_caches[KMALLOC_NORMAL]`: NULL for a slot
+/// without one.
+///
+/// # Safety
+///
+/// `slot` is below `KMALLOC_SHIFT_HIGH + 1`.
+#[inline(always)]
+pub(crate) unsafe fn normal_cache(slot: usize) -> *mut bindings::kmem_cache {
+    let caches = &raw const bindings::kmalloc_caches;
+    let normal = bindings::kmalloc_cache_type_KMALLOC_NORMAL as usize;
+    // SAFETY: `kmalloc_caches` is set up before any initcall and not written after boot
+    // (`__ro_after_init`); `KMALLOC_NORMAL` is one of its rows, and `slot` is within a
+    // `kmem_buckets` (safety requirements).
+    unsafe {
+        *caches
+            .cast::<bindings::kmem_buckets>()
+            .add(normal)
+            .cast::<*mut bindings::kmem_cache>()
+            .add(slot)
+    }
+}
+
+/// Reads the size classes of the running kernel from its normal kmalloc caches: what
+/// [`zone_sizes()`], [`zindx`], [`accounted_size`] and the allocation paths use from then on.
+///
+/// Called by `malloc_type_early_init()` (`mm/malloc_type.c`, an early initcall).
+///
+/// # Safety
+///
+/// Called once, after `create_kmalloc_caches()`, before the secondary CPUs are started and
+/// before any typed allocation.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn malloc_type_init_size_classes() {
+    let mut sizes = [0; TABLE];
+    for (slot, size) in sizes.iter_mut().enumerate().take(SLOTS) {
+        // SAFETY: `slot` is below `SLOTS`.
+        let s = unsafe { normal_cache(slot) };
+        if !s.is_null() {
+            // SAFETY: `s` is a live kmalloc cache.
+            *size = unsafe { bindings::kmem_cache_size(s) } as usize;
+        }
+    }
+    // SAFETY: Nothing reads `CLASSES` concurrently (safety requirements).
+    unsafe { CLASSES.0.get().write(Classes::new(&sizes)) };
+}
+
+/// Returns the kmalloc size classes of the running kernel in bytes, ascending, by `zindx`
+/// (`vm.malloc_zone_sizes`): the distinct object sizes of its normal kmalloc caches, from the
+/// smallest one a request can get (8 bytes, or the DMA alignment where kmalloc keeps it) to
+/// [`KMALLOC_MAX_CACHE_SIZE`]. At most [`ZONE_COUNT_MAX`] classes.
+///
+/// # Examples
+///
+/// ```
+/// use kernel::malloc_type::{zindx, zone_sizes, KMALLOC_MAX_CACHE_SIZE};
+///
+/// let sizes = zone_sizes();
+/// assert_eq!(sizes.last(), Some(&KMALLOC_MAX_CACHE_SIZE));
+/// for (z, &size) in sizes.iter().enumerate() {
+///     assert_eq!(zindx(size), z as i32);
+/// }
+/// ```
+#[inline]
+pub fn zone_sizes() -> &'static [usize] {
+    let c = classes();
+    &c.zones[..c.count]
+}
+
+/// Returns the `zindx` of a request of `size` bytes: the index in [`zone_sizes()`] of the
+/// kmalloc size class that serves it, or -1 when no kmalloc cache serves it (0 or more than
 /// [`KMALLOC_MAX_CACHE_SIZE`] bytes).
 ///
 /// # Context
@@ -67,54 +293,27 @@ const _: () = assert!(KMALLOC_MAX_CACHE_SIZE == bindings::MALLOC_TYPE_KMALLOC_MA
 /// # Examples
 ///
 /// ```
-/// use kernel::malloc_type::zindx;
+/// use kernel::malloc_type::{zindx, KMALLOC_MAX_CACHE_SIZE};
 ///
-/// assert_eq!(zindx(1), 0);
-/// assert_eq!(zindx(9), 1);
-/// assert_eq!(zindx(97), 5);
-/// assert_eq!(zindx(8192), 12);
-/// assert_eq!(zindx(8193), -1);
+/// assert_eq!(zindx(KMALLOC_MAX_CACHE_SIZE + 1), -1);
 /// assert_eq!(zindx(0), -1);
+/// assert!(zindx(1) <= zindx(9));
 /// ```
 #[inline]
 pub fn zindx(size: usize) -> i32 {
-    match size {
-        0 => -1,
-        // CAST: Values of `SMALL` are below `ZONE_COUNT`.
-        1..=192 => i32::from(SMALL[(size - 1) / 8]),
-        // 256 (zindx 7) to 8192 (12): the next power of two, as `fls(size - 1)` finds it.
-        // CAST: `leading_zeros()` of a `usize` is at most 64.
-        193..=KMALLOC_MAX_CACHE_SIZE => (usize::BITS - (size - 1).leading_zeros()) as i32 - 1,
-        _ => -1,
+    if size.wrapping_sub(1) < KMALLOC_MAX_CACHE_SIZE {
+        class(kmalloc_slot(size)).zindx
+    } else {
+        -1
     }
 }
 
-/// Returns the `zindx` of a request of `size` bytes that a kmalloc cache serves (1 to
-/// [`KMALLOC_MAX_CACHE_SIZE`]); the result for other sizes is meaningless, but below 16.
-///
-/// [`zindx`] without the range checks, for the allocation fast path, which has checked the size
-/// before.
-///
-/// # Context
-///
-/// Any context.
-#[inline(always)]
-pub(crate) fn cache_zindx(size: usize) -> usize {
-    let z = if size.wrapping_sub(1) < 192 {
-        usize::from(SMALL[size.wrapping_sub(1) / 8])
-    } else {
-        // CAST: `leading_zeros()` of a `usize` is at most 64.
-        (usize::BITS - size.wrapping_sub(1).leading_zeros()) as usize - 1
-    };
-    z & 15
-}
-
 /// Returns the accounted size in bytes of a kmalloc request of `size` bytes: what
-/// `kmalloc_size_roundup(size)` returns, that is the bucket size up to
-/// [`KMALLOC_MAX_CACHE_SIZE`] and `PAGE_SIZE << get_order(size)` above; 0 for 0.
+/// `kmalloc_size_roundup(size)` returns, that is the object size of the cache that serves it up
+/// to [`KMALLOC_MAX_CACHE_SIZE`] and `PAGE_SIZE << get_order(size)` above; 0 for 0.
 ///
-/// It is computed from [`ZONE_SIZES`] rather than by calling the slab allocator, because it runs
-/// on every typed allocation and free; a KUnit case checks that both agree for every size.
+/// It is computed from the size classes rather than by calling the slab allocator, because it
+/// runs on every typed allocation and free; a KUnit case checks that both agree for every size.
 ///
 /// # Context
 ///
@@ -123,22 +322,22 @@ pub(crate) fn cache_zindx(size: usize) -> usize {
 /// # Examples
 ///
 /// ```
-/// use kernel::malloc_type::accounted_size;
+/// use kernel::malloc_type::{accounted_size, KMALLOC_MAX_CACHE_SIZE};
 ///
 /// assert_eq!(accounted_size(0), 0);
-/// assert_eq!(accounted_size(1), 8);
-/// assert_eq!(accounted_size(97), 128);
-/// assert_eq!(accounted_size(8193), 16384);
+/// assert!(accounted_size(1) >= 8);
+/// assert_eq!(accounted_size(KMALLOC_MAX_CACHE_SIZE), KMALLOC_MAX_CACHE_SIZE);
+/// assert_eq!(accounted_size(KMALLOC_MAX_CACHE_SIZE + 1), 2 * KMALLOC_MAX_CACHE_SIZE);
 /// ```
 #[inline]
 pub fn accounted_size(size: usize) -> usize {
-    match usize::try_from(zindx(size)) {
-        Ok(z) => ZONE_SIZES[z],
+    if size.wrapping_sub(1) < KMALLOC_MAX_CACHE_SIZE {
+        class(kmalloc_slot(size)).size
+    } else if size > KMALLOC_MAX_CACHE_SIZE && size <= KMALLOC_MAX_SIZE {
         // Large kmalloc: `PAGE_SIZE << get_order(size)`, the next power of two above a page.
-        Err(_) if size > KMALLOC_MAX_CACHE_SIZE && size <= KMALLOC_MAX_SIZE => {
-            size.next_power_of_two()
-        }
-        Err(_) => size,
+        size.next_power_of_two()
+    } else {
+        size
     }
 }
 
@@ -182,28 +381,30 @@ mod tests {
 
     #[test]
     fn zone_tables() {
-        for (i, &z) in ZONE_SIZES.iter().enumerate() {
+        let sizes = zone_sizes();
+        assert!(!sizes.is_empty() && sizes.len() <= ZONE_COUNT_MAX);
+        assert_eq!(sizes.last(), Some(&KMALLOC_MAX_CACHE_SIZE));
+        for (i, &z) in sizes.iter().enumerate() {
             assert_eq!(zindx(z), i as i32);
             assert_eq!(accounted_size(z), z);
             if i > 0 {
-                assert_eq!(zindx(ZONE_SIZES[i - 1] + 1), i as i32);
-                assert_eq!(accounted_size(ZONE_SIZES[i - 1] + 1), z);
+                assert!(sizes[i - 1] < z);
+                assert_eq!(zindx(sizes[i - 1] + 1), i as i32);
+                assert_eq!(accounted_size(sizes[i - 1] + 1), z);
             }
         }
-        for size in 1..=KMALLOC_MAX_CACHE_SIZE {
-            assert_eq!(cache_zindx(size) as i32, zindx(size));
-        }
+        assert_eq!(zindx(0), -1);
         assert_eq!(zindx(KMALLOC_MAX_CACHE_SIZE + 1), -1);
         assert_eq!(
             accounted_size(KMALLOC_MAX_CACHE_SIZE + 1),
             4 * crate::page::PAGE_SIZE
         );
-        // The tables agree with the slab allocator for every kmalloc'd size and for large ones.
+        // The classes agree with the slab allocator for every kmalloc'd size and for large ones.
         let large = [
-            8193,
-            12288,
-            16384,
-            16385,
+            KMALLOC_MAX_CACHE_SIZE + 1,
+            KMALLOC_MAX_CACHE_SIZE + crate::page::PAGE_SIZE,
+            2 * KMALLOC_MAX_CACHE_SIZE,
+            2 * KMALLOC_MAX_CACHE_SIZE + 1,
             65536,
             1 << 20,
             (1 << 20) + 1,
@@ -214,25 +415,73 @@ mod tests {
             let want = unsafe { bindings::kmalloc_size_roundup(size) };
             assert_eq!(accounted_size(size), want);
             if size <= KMALLOC_MAX_CACHE_SIZE {
-                assert_eq!(ZONE_SIZES[zindx(size) as usize], want);
+                assert_eq!(sizes[zindx(size) as usize], want);
             }
         }
     }
 
     #[test]
     fn kmalloc_cache_slots() {
-        // The slot of each size class holds the running kernel's normal kmalloc cache of that
-        // size, and so does the slot the slab allocator picks for a request of that size.
-        for (z, &size) in ZONE_SIZES.iter().enumerate() {
-            let caches = &raw const bindings::kmalloc_caches;
-            let normal = bindings::kmalloc_cache_type_KMALLOC_NORMAL as usize;
-            // SAFETY: `kmalloc_caches` is set up before any initcall and not written after boot;
-            // the index is within its bounds.
-            let s = unsafe { (*caches)[normal][usize::from(KMALLOC_INDEX[z])] };
+        // The slot that `kmalloc_slot()` picks for every size a cache serves holds a normal
+        // kmalloc cache of the size that the class of that slot accounts, with that class's
+        // `zindx` and `mts_size` bit; and every slot with a cache has the class of its size.
+        for size in 1..=KMALLOC_MAX_CACHE_SIZE {
+            let slot = kmalloc_slot(size);
+            assert!(slot < SLOTS);
+            // SAFETY: `slot` is below `SLOTS`.
+            let s = unsafe { normal_cache(slot) };
             assert!(!s.is_null());
             // SAFETY: `s` is a live kmalloc cache.
-            assert_eq!(unsafe { bindings::kmem_cache_size(s) } as usize, size);
+            let object_size = unsafe { bindings::kmem_cache_size(s) } as usize;
+            let c = class(slot);
+            assert_eq!(c.size, object_size);
+            assert!(c.size >= size);
+            assert_eq!(zone_sizes()[c.zindx as usize], object_size);
+            assert_eq!(c.bit, 1 << c.zindx);
         }
+        for slot in 0..SLOTS {
+            // SAFETY: `slot` is below `SLOTS`.
+            let s = unsafe { normal_cache(slot) };
+            if s.is_null() {
+                assert_eq!(class(slot).zindx, -1);
+            } else {
+                // SAFETY: `s` is a live kmalloc cache.
+                assert_eq!(class(slot).size, unsafe { bindings::kmem_cache_size(s) }
+                    as usize);
+            }
+        }
+    }
+
+    #[test]
+    fn classes_of_aliased_slots() {
+        // Where the boot-time minimum alignment is 128 bytes (arm64 without a bounce buffer for
+        // DMA), the slots of 8 to 96 bytes hold the 128-byte cache and that of 192 bytes the
+        // 256-byte one: the classes are what the slots hold, each once, in ascending order.
+        let mut sizes = [0; TABLE];
+        for (slot, size) in sizes.iter_mut().enumerate().take(SLOTS) {
+            *size = match slot {
+                0 => 0,
+                1 | 3..=7 => 128,
+                2 | 8 => 256,
+                _ => 1 << slot,
+            };
+        }
+        let c = Classes::new(&sizes);
+        assert_eq!(c.count, SLOTS - 7);
+        assert_eq!(c.zones[..3], [128, 256, 512]);
+        assert_eq!(c.zones[c.count - 1], KMALLOC_MAX_CACHE_SIZE);
+        assert_eq!(c.by_slot[3].size, 128);
+        assert_eq!(c.by_slot[3].zindx, 0);
+        assert_eq!(c.by_slot[1].bit, 1);
+        assert_eq!(c.by_slot[2].zindx, 1);
+        assert_eq!(c.by_slot[8].bit, 2);
+        assert_eq!(c.by_slot[0].zindx, -1);
+        assert_eq!(c.by_slot[0].size, 0);
+        // The build-time classes: 8 bytes to two pages, with 96 and 192 where
+        // `KMALLOC_MIN_SIZE` allows them.
+        let b = Classes::new(&BUILD_TIME_SIZES);
+        assert_eq!(b.zones[0], MIN_SIZE);
+        assert_eq!(b.zones[b.count - 1], KMALLOC_MAX_CACHE_SIZE);
     }
 
     #[test]

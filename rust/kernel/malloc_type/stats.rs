@@ -246,11 +246,14 @@ impl MallocType {
     /// # Examples
     ///
     /// ```
+    /// use kernel::malloc_type::{accounted_size, zindx};
+    ///
     /// kernel::malloc_define!(M_STATS_DOC, "stats doc", "stats() example");
     ///
     /// let p = M_STATS_DOC.malloc(100, GFP_KERNEL)?;
     /// let s = M_STATS_DOC.stats();
-    /// assert_eq!((s.numallocs, s.memalloced, s.size), (1, 128, 1 << 5));
+    /// assert_eq!((s.numallocs, s.memalloced), (1, accounted_size(100) as u64));
+    /// assert_eq!(s.size, 1 << zindx(100));
     /// // SAFETY: `p` came from `M_STATS_DOC` and is not used again.
     /// unsafe { M_STATS_DOC.free(p.as_ptr().cast()) };
     /// assert_eq!(M_STATS_DOC.stats().mem_use(), 0);
@@ -385,6 +388,10 @@ impl MallocType {
 #[cfg(CONFIG_RUST_MALLOC_TYPE_KUNIT_TEST)]
 #[macros::kunit_tests(rust_malloc_type_stats)]
 mod tests {
+    use super::super::{
+        accounted_size,
+        zindx, //
+    };
     use super::*;
     use crate::{
         alloc::flags::{
@@ -409,11 +416,13 @@ mod tests {
                 t.free(b.as_ptr().cast());
             }
             let s = t.stats_cpu(guard.cpu());
-            assert_eq!(s.memalloced, 16 + 256 + 8192);
-            assert_eq!(s.memfreed, 16 + 256);
+            let acc = |size| accounted_size(size) as u64;
+            let bit = |size| 1u64 << zindx(size);
+            assert_eq!(s.memalloced, acc(10) + acc(200) + acc(5000));
+            assert_eq!(s.memfreed, acc(10) + acc(200));
             assert_eq!(s.numallocs, 3);
             assert_eq!(s.numfrees, 2);
-            assert_eq!(s.size, (1 << 1) | (1 << 7) | (1 << 12));
+            assert_eq!(s.size, bit(10) | bit(200) | bit(5000));
             // SAFETY: As above.
             unsafe { t.free(c.as_ptr().cast()) };
             guard.cpu()
@@ -422,7 +431,8 @@ mod tests {
             assert!(t.stats_cpu(other) == Stats::default());
         }
         let s = t.stats();
-        assert_eq!(s.memfreed, 16 + 256 + 8192);
+        let acc = |size| accounted_size(size) as u64;
+        assert_eq!(s.memfreed, acc(10) + acc(200) + acc(5000));
         assert_eq!(s.numfrees, 3);
         assert_eq!(s.in_use(), 0);
         Ok(())
@@ -473,8 +483,8 @@ mod tests {
             visited += 1;
             let s = t.stats_cpu(cpu);
             assert_eq!(s.numallocs, c as u64 + 1);
-            assert_eq!(s.memalloced, 64 * (c as u64 + 1));
-            assert_eq!(s.size, 1 << 3);
+            assert_eq!(s.memalloced, accounted_size(64) as u64 * (c as u64 + 1));
+            assert_eq!(s.size, 1 << zindx(64));
             for &p in ptrs.iter().take(c + 1) {
                 // SAFETY: `p` came from `t` with 64 bytes and is not used again.
                 unsafe { t.free(p as *mut u8) };
