@@ -21,9 +21,18 @@ done
 	fail "bad legend: $(sed -n 2p $types)"
 
 # sysctls.
-[ "$(cat /proc/sys/vm/malloc_zone_count)" = 13 ] || fail "vm.malloc_zone_count: $(cat /proc/sys/vm/malloc_zone_count)"
+# The size classes are the object sizes of the kernel's normal kmalloc caches
+# (kmalloc-8 .. kmalloc-8k with 4 KiB pages, up to kmalloc-32k with 16 KiB
+# pages; no cache below the DMA alignment where kmalloc keeps it), as the
+# slab allocator shows them in /sys/kernel/slab, each once, ascending.
+want=$(for d in /sys/kernel/slab/kmalloc-[0-9]*; do cat "$d/object_size"; done | sort -n -u | tr '\n' ' ')
+want=${want% }
+[ -n "$want" ] || fail "no kmalloc caches in /sys/kernel/slab"
 sizes=$(tr '\t' ' ' </proc/sys/vm/malloc_zone_sizes)
-[ "$sizes" = "8 16 32 64 96 128 192 256 512 1024 2048 4096 8192" ] || fail "vm.malloc_zone_sizes: $sizes"
+[ "$sizes" = "$want" ] || fail "vm.malloc_zone_sizes: '$sizes', the kmalloc caches: '$want'"
+[ "$(cat /proc/sys/vm/malloc_zone_count)" = "$(echo $want | wc -w)" ] ||
+	fail "vm.malloc_zone_count: $(cat /proc/sys/vm/malloc_zone_count), $(echo $want | wc -w) classes"
+note "size classes: $sizes"
 [ "$(cat /proc/sys/vm/malloc_numzones)" = 1 ] || fail "vm.malloc_numzones: $(cat /proc/sys/vm/malloc_numzones)"
 rows() { echo $(($(wc -l <$types) - 2)); }
 # No row ends in white space (a type that used no size class ends at its zone).
