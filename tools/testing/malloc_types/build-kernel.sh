@@ -12,11 +12,14 @@
 # malloc_types.config out; so does bench-nomt, the bench-inline kernel
 # without malloc types (bench.config + bench-inline.config +
 # bench-nomt.config), the baseline of malloc_types.default_types=0.
-# Usage: build-kernel.sh test|prod|bench|bench-inline|bench-nomt|nomt
+# The arm64 flavour is the test kernel cross-built for arm64 with 16 KiB
+# pages (test.config + arm64.config; ARCH=arm64, the same LLVM and Rust
+# toolchain: clang and rustc are cross compilers already).
+# Usage: build-kernel.sh test|prod|bench|bench-inline|bench-nomt|nomt|arm64
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-flavour=${1:?usage: build-kernel.sh test|prod|bench|bench-inline|bench-nomt|nomt}
+flavour=${1:?usage: build-kernel.sh test|prod|bench|bench-inline|bench-nomt|nomt|arm64}
 [ -f "$MT_DIR/configs/$flavour.config" ] || die "no configs/$flavour.config"
 tree="$MT_KCACHE/linux"
 out="$MT_KCACHE/build-$flavour"
@@ -31,6 +34,7 @@ esac
 command -v "clang-$llvm" >/dev/null || die "clang-$llvm is not installed (make run and make bench install it)"
 export LIBCLANG_PATH="/usr/lib/llvm-$llvm/lib"
 kmake=(make -C "$tree" "LLVM=-$llvm" "BINDGEN=$MT_TOOLS/bin/bindgen" -j"$(nproc)")
+[ "$(mt_arch "$flavour")" = arm64 ] && kmake+=(ARCH=arm64)
 
 frags=("$MT_DIR/configs/base.config")
 case $flavour in
@@ -40,6 +44,7 @@ esac
 case $flavour in
 bench-inline) frags+=("$MT_DIR/configs/bench.config") ;;
 bench-nomt) frags+=("$MT_DIR/configs/bench.config" "$MT_DIR/configs/bench-inline.config") ;;
+arm64) frags+=("$MT_DIR/configs/test.config") ;;
 esac
 frags+=("$MT_DIR/configs/$flavour.config")
 
@@ -80,7 +85,7 @@ mt_step "build $flavour kernel"
 echo "kernel: building $flavour kernel in $out" >&2
 log="$MT_CACHE/logs/build-$flavour.log"
 mkdir -p "$MT_CACHE/logs"
-if ! "${kmake[@]}" O="$out" bzImage modules >"$log" 2>&1; then
+if ! "${kmake[@]}" O="$out" "$(basename "$(mt_image "$flavour")")" modules >"$log" 2>&1; then
 	grep -E -A4 '^error(\[E[0-9]+\])?:|: error:|undefined' "$log" | head -n 40 >&2 || true
 	die "build failed (log: $log)"
 fi

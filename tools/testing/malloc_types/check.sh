@@ -8,6 +8,9 @@
 #  3. the log judged (judge.py): failing cases, missing suites, kernel
 #     reports, a guest that never finished; the kernel without malloc types
 #     built (configs/nomt.config);
+#  3b. the test kernel cross-built for arm64 with 16 KiB pages and booted
+#     under qemu-system-aarch64: KUnit and the guest tests but the tracer
+#     consumers' (its results and failures prefixed `arm64:`);
 #  4. the style of the Rust code: rustfmt with the kernel's .rustfmt.toml
 #     for every Rust file this repository puts in the kernel tree or patches
 #     there (what the kernel's `make rustfmtcheck` checks), cargo fmt for the
@@ -31,23 +34,25 @@ mt_prepare test
 # zone 0 in their rows. Boot 2 also has malloc_types.default_types=0: the
 # KUnit case of the default types then expects untyped Rust allocations
 # uncharged, and Binder's test that its workload leaves them unchanged.
-boot() { # boot NAME MODE KERNEL-ARGS...
-	local name=$1 mode=$2 log="$MT_CACHE/logs/check-console-$1.log"
-	shift 2
-	echo "check: booting the test kernel: $name (log: $log)"
-	bash "$MT_DIR/run-qemu.sh" test "$mode" "$log" "$@" || exit 1
+# FLAVOUR (test or arm64) names the kernel; the results of arm64 say so.
+boot() { # boot FLAVOUR NAME MODE KERNEL-ARGS...
+	local flavour=$1 name=$2 mode=$3 log="$MT_CACHE/logs/check-console-$2.log" prefix=
+	shift 3
+	[ "$flavour" = arm64 ] && prefix="arm64: "
+	echo "check: booting the $flavour kernel: $name (log: $log)"
+	bash "$MT_DIR/run-qemu.sh" "$flavour" "$mode" "$log" "$@" || exit 1
 	verdict=$(python3 "$MT_DIR/judge.py" "$log" --suites "$MT_DIR/suites")
-	echo "$verdict" | sed '$d'
+	echo "$verdict" | sed '$d' | sed "s/^/$prefix/"
 	read -r _ p _ f <<<"$(echo "$verdict" | tail -n 1)"
 	add "$p" "$f"
 	if [ "$f" -ne 0 ]; then
 		# Keep the failing log: the next run writes over $log.
 		cp "$log" "$log.failed"
-		problems+=("kernel tests, $name (log: $log.failed)")
+		problems+=("${prefix}kernel tests, $name (log: $log.failed)")
 	fi
 }
-boot tests check
-boot numzones4 check malloc_types.numzones=4 malloc_types.default_types=0 mt.only=70-binder,72-rnull
+boot test tests check
+boot test numzones4 check malloc_types.numzones=4 malloc_types.default_types=0 mt.only=70-binder,72-rnull
 
 # The kernel without CONFIG_MALLOC_TYPES (configs/nomt.config): built, not
 # booted, and without a warning, so that the patches keep the subsystem
@@ -68,6 +73,22 @@ else
 	echo "nomt: 0 passed, 1 failed"
 	add 0 1
 	problems+=("the kernel without malloc types $why (log: $nomt_log)")
+fi
+
+# arm64 with 16 KiB pages: the test kernel's fragments plus configs/arm64.config,
+# cross-built with the same LLVM and Rust toolchain, the tools built for
+# aarch64-unknown-linux-musl, Debian's arm64 busybox; KUnit at boot and every
+# guest test but 55-tracepoint-consumers (perf, trace-cmd and bpftrace are the
+# host's x86_64 binaries).
+echo "check: building the arm64 kernel, tools and initramfs (log: $MT_CACHE/logs/build-arm64.log)"
+if (mt_prepare arm64) >"$MT_CACHE/logs/check-arm64-prepare.log" 2>&1; then
+	arm64_tests=$(cd "$MT_DIR/guest" && ls [0-9]*.sh | sed 's/\.sh$//' | grep -v '^55-' | paste -sd, -)
+	boot arm64 arm64 check "mt.only=$arm64_tests"
+else
+	tail -n 3 "$MT_CACHE/logs/check-arm64-prepare.log" | sed 's/^/arm64: /'
+	echo "arm64: 0 passed, 1 failed"
+	add 0 1
+	problems+=("arm64: the kernel, tools or initramfs did not build (log: $MT_CACHE/logs/check-arm64-prepare.log)")
 fi
 
 # Style: each Rust file of the repository that lands in the kernel tree, and

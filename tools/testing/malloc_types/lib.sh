@@ -32,6 +32,11 @@ mt_run() {
 	fi
 }
 
+# The architecture of kernel flavour $1 (x86_64 or arm64), and the path of its
+# boot image relative to its build directory.
+mt_arch() { case $1 in arm64*) echo arm64 ;; *) echo x86_64 ;; esac; }
+mt_image() { case $1 in arm64*) echo arch/arm64/boot/Image ;; *) echo arch/x86/boot/bzImage ;; esac; }
+
 # Everything a boot of kernel flavour $1 needs, built or reused: set-up, the
 # tree, the kernel, the tools and the initramfs. Exits on the first failure
 # (each step has said which and why).
@@ -42,6 +47,6 @@ mt_prepare() {
 	esac
 	bash "$MT_DIR/prepare-tree.sh" >/dev/null || exit 1
 	bash "$MT_DIR/build-kernel.sh" "$1" >/dev/null || exit 1
-	bash "$MT_DIR/build-tools.sh" || exit 1
+	bash "$MT_DIR/build-tools.sh" "$(mt_arch "$1")" || exit 1
 	bash "$MT_DIR/mkinitramfs.sh" "$1" >/dev/null || exit 1
 }

@@ -4,20 +4,28 @@
 # benchmark job (guest/bench.sh), every module the kernel build made, the
 # memstat tools and examples and binderload when built, and, in the test
 # image only, perf, trace-cmd and bpftrace with their libraries.
-# Usage: mkinitramfs.sh test|prod|bench   (prints the image's path)
+# The arm64 image has Debian's arm64 busybox-static (setup.sh fetches it) and
+# the tools built for aarch64-unknown-linux-musl, and no tracers.
+# Usage: mkinitramfs.sh test|prod|bench|arm64   (prints the image's path)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-flavour=${1:?usage: mkinitramfs.sh test|prod|bench}
+flavour=${1:?usage: mkinitramfs.sh test|prod|bench|arm64}
 out="$MT_KCACHE/build-$flavour"
 stage="$MT_KCACHE/initramfs-$flavour"
 image="$MT_KCACHE/initramfs-$flavour.cpio.gz"
 mt_step "initramfs $flavour"
-[ -f "$out/arch/x86/boot/bzImage" ] || die "no $flavour kernel: run 'make kernel'"
-busybox=$(command -v busybox || true)
-[ -n "$busybox" ] && file -L "$busybox" 2>/dev/null | grep -q 'statically linked' ||
-	busybox=/bin/busybox
-[ -x "$busybox" ] || die "busybox-static is not installed"
+[ -f "$out/$(mt_image "$flavour")" ] || die "no $flavour kernel: run 'make kernel'"
+arch=$(mt_arch "$flavour")
+if [ "$arch" = arm64 ]; then
+	busybox=$MT_CACHE/arm64/busybox
+	[ -x "$busybox" ] || die "no arm64 busybox: run setup.sh"
+else
+	busybox=$(command -v busybox || true)
+	[ -n "$busybox" ] && file -L "$busybox" 2>/dev/null | grep -q 'statically linked' ||
+		busybox=/bin/busybox
+	[ -x "$busybox" ] || die "busybox-static is not installed"
+fi
 
 rm -rf "$stage"
 mkdir -p "$stage"/{bin,sbin,etc,proc,sys,dev,tmp,root,tests,lib/modules}
@@ -30,7 +38,8 @@ done
 [ -f "$MT_DIR/guest/bench.sh" ] && install -m 0755 "$MT_DIR/guest/bench.sh" "$stage/bench.sh"
 [ -f "$MT_DIR/guest/lib.sh" ] && install -m 0644 "$MT_DIR/guest/lib.sh" "$stage/tests/lib.sh"
 find "$out" -name '*.ko' -exec cp {} "$stage/lib/modules/" \;
-musl="$MT_CACHE/cargo-target/x86_64-unknown-linux-musl/release"
+case $arch in arm64) triple=aarch64-unknown-linux-musl ;; *) triple=x86_64-unknown-linux-musl ;; esac
+musl="$MT_CACHE/cargo-target/$triple/release"
 for tool in memstat dtmalloc binderload; do
 	[ -x "$musl/$tool" ] && install -m 0755 "$musl/$tool" "$stage/bin/$tool"
 done
