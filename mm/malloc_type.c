@@ -54,6 +54,11 @@ struct malloc_type_default_switch malloc_type_default_types = {
 };
 EXPORT_SYMBOL_GPL(malloc_type_default_types);
 
+struct malloc_type_classes_switch malloc_type_classes = {
+	.runtime = STATIC_KEY_FALSE_INIT,
+};
+EXPORT_SYMBOL_GPL(malloc_type_classes);
+
 static bool default_types = true;
 
 /*
@@ -474,7 +479,10 @@ static struct notifier_block malloc_type_module_nb = {
  */
 static int __init malloc_type_early_init(void)
 {
-	malloc_type_init_size_classes();
+	if (malloc_type_init_size_classes()) {
+		static_branch_enable(&malloc_type_classes.runtime);
+		pr_info("kmalloc size classes differ from the built-in ones: looked up at run time\n");
+	}
 	return 0;
 }
 early_initcall(malloc_type_early_init);

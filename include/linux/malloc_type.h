@@ -183,6 +183,22 @@ struct malloc_type_default_switch {
 	struct static_key_false off;
 };
 extern struct malloc_type_default_switch malloc_type_default_types;
+/**
+ * struct malloc_type_classes_switch - where typed allocations find their size class
+ * @runtime: on when the kmalloc caches are not the ones the kernel was built
+ *	for (the slots of the small caches point to larger caches, as where
+ *	__kmalloc_minalign() keeps a DMA alignment): the size classes are
+ *	then looked up in the table read from the caches at boot instead of
+ *	folded in at compile time. Set by an early initcall, before any typed
+ *	allocation, and never changed after.
+ *
+ * A struct around the key for Rust's static_branch_unlikely!(), as above.
+ */
+struct malloc_type_classes_switch {
+	struct static_key_false runtime;
+};
+
+extern struct malloc_type_classes_switch malloc_type_classes;
 /* Sets a type's mti_probes[] from the selection (mm/malloc_type_probes.c). */
 int malloc_type_probes_apply(struct malloc_type *mtp);
 size_t malloc_type_block_size(const void *p);
@@ -193,10 +209,11 @@ bool malloc_type_test_cache_of(const void *p, const char **name,
 
 /*
  * Reads the kmalloc size classes of the running kernel from its kmalloc
- * caches, once, before the secondary CPUs start (an early initcall).
+ * caches, once, before the secondary CPUs start (an early initcall);
+ * returns whether they differ from those the kernel was built for.
  * Implemented in Rust (rust/kernel/malloc_type/size_class.rs).
  */
-void malloc_type_init_size_classes(void);
+bool malloc_type_init_size_classes(void);
 /* The C entry points, implemented in Rust (rust/kernel/malloc_type/c_api.rs). */
 void *malloc_type_kmalloc_node(size_t size, gfp_t flags, int node,
 			       struct malloc_type *mtp);

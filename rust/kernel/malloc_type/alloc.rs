@@ -25,7 +25,8 @@ use super::{
     accounted_size,
     page_rounded,
     size_class::{
-        class,
+        built_in_class,
+        classes_at_run_time,
         kmalloc_slot,
         normal_cache, //
     },
@@ -78,7 +79,9 @@ impl MallocType {
     /// not look it up again, as for a constant-size `kmalloc()`), the accounted size and the
     /// `mts_size` bit. A large kmalloc (above [`KMALLOC_MAX_CACHE_SIZE`], no node) goes straight
     /// to the page allocator's kmalloc, charged its pages. Everything else takes the general
-    /// path, [`MallocType::realloc_layout`].
+    /// path, [`MallocType::realloc_layout`]: so do kmalloc requests when the kernel's kmalloc
+    /// caches are not the ones it was built for (the small ones aliased for DMA alignment), so
+    /// that the fast path has the size class as constants.
     #[inline(always)]
     pub(crate) fn alloc_new(
         &self,
@@ -89,13 +92,14 @@ impl MallocType {
         let size = layout.size();
         if FAST_PATH
             && size.wrapping_sub(1) < KMALLOC_MAX_CACHE_SIZE
+            && !classes_at_run_time()
             && layout.align() <= bindings::ARCH_KMALLOC_MINALIGN
             && nid.as_raw() == bindings::NUMA_NO_NODE
             && flags.as_raw() & bindings::MALLOC_TYPE_KMALLOC_NOT_NORMAL_BITS == 0
             && self.zone() == 0
         {
             let slot = kmalloc_slot(size);
-            let class = class(slot);
+            let class = built_in_class(slot);
             // SAFETY: `kmalloc_slot()` of a size from 1 to `KMALLOC_MAX_CACHE_SIZE` is within a
             // `kmem_buckets`.
             let s = unsafe { normal_cache(slot) };

@@ -192,6 +192,27 @@ const BUILD_TIME_SIZES: [usize; TABLE] = {
     t
 };
 
+/// The size classes of [`BUILD_TIME_SIZES`]: those of the running kernel unless
+/// [`classes_at_run_time`] says otherwise. A constant, so that the class of a constant size folds
+/// into the code that uses it.
+const BUILD_TIME_CLASSES: Classes = Classes::new(&BUILD_TIME_SIZES);
+
+/// Returns whether the kmalloc caches differ from [`BUILD_TIME_SIZES`], so that the size classes
+/// must be looked up in the table [`init`] read (the `malloc_type_classes.runtime` static key, a
+/// single no-op instruction when they do not).
+#[inline(always)]
+pub(crate) fn classes_at_run_time() -> bool {
+    // SAFETY: `malloc_type_classes` is a static key defined by C (`mm/malloc_type.c`); it is
+    // always okay to query it.
+    unsafe {
+        crate::jump_label::static_branch_unlikely!(
+            bindings::malloc_type_classes,
+            bindings::malloc_type_classes_switch,
+            runtime
+        )
+    }
+}
+
 /// The size classes, written by [`init`] only.
 struct ClassTable(UnsafeCell<Classes>);
 
@@ -199,7 +220,7 @@ struct ClassTable(UnsafeCell<Classes>);
 // before any typed allocation; it is only read after.
 unsafe impl Sync for ClassTable {}
 
-static CLASSES: ClassTable = ClassTable(UnsafeCell::new(Classes::new(&BUILD_TIME_SIZES)));
+static CLASSES: ClassTable = ClassTable(UnsafeCell::new(BUILD_TIME_CLASSES));
 
 /// The size classes.
 #[inline(always)]
@@ -211,7 +232,22 @@ fn classes() -> &'static Classes {
 /// The class of slot `slot` of `kmalloc_caches[type][]` ([`kmalloc_slot`]).
 #[inline(always)]
 pub(crate) fn class(slot: usize) -> SizeClass {
-    classes().by_slot[slot & (TABLE - 1)]
+    if classes_at_run_time() {
+        classes().by_slot[slot & (TABLE - 1)]
+    } else {
+        built_in_class(slot)
+    }
+}
+
+/// The class of slot `slot` of `kmalloc_caches[type][]` ([`kmalloc_slot`]) when
+/// [`classes_at_run_time`] is false: a constant for a constant `slot`.
+///
+/// The allocation fast path uses it behind its own test of [`classes_at_run_time`], so that the
+/// accounting that follows has the class's size and bit as immediates (a class picked from
+/// either table would be held in registers, a few instructions more on every allocation).
+#[inline(always)]
+pub(crate) fn built_in_class(slot: usize) -> SizeClass {
+    BUILD_TIME_CLASSES.by_slot[slot & (TABLE - 1)]
 }
 
 /// The normal kmalloc cache at slot `slot` of `kmalloc_caches[KMALLOC_NORMAL]`: NULL for a slot
@@ -238,6 +274,8 @@ pub(crate) unsafe fn normal_cache(slot: usize) -> *mut bindings::kmem_cache {
 
 /// Reads the size classes of the running kernel from its normal kmalloc caches: what
 /// [`zone_sizes()`], [`zindx`], [`accounted_size`] and the allocation paths use from then on.
+/// Returns whether they differ from [`BUILD_TIME_SIZES`]: the caller then enables
+/// `malloc_type_classes.runtime` ([`classes_at_run_time`]).
 ///
 /// Called by `malloc_type_early_init()` (`mm/malloc_type.c`, an early initcall).
 ///
@@ -246,7 +284,7 @@ pub(crate) unsafe fn normal_cache(slot: usize) -> *mut bindings::kmem_cache {
 /// Called once, after `create_kmalloc_caches()`, before the secondary CPUs are started and
 /// before any typed allocation.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn malloc_type_init_size_classes() {
+pub(crate) unsafe extern "C" fn malloc_type_init_size_classes() -> bool {
     let mut sizes = [0; TABLE];
     for (slot, size) in sizes.iter_mut().enumerate().take(SLOTS) {
         // SAFETY: `slot` is below `SLOTS`.
@@ -258,6 +296,7 @@ pub(crate) unsafe extern "C" fn malloc_type_init_size_classes() {
     }
     // SAFETY: Nothing reads `CLASSES` concurrently (safety requirements).
     unsafe { CLASSES.0.get().write(Classes::new(&sizes)) };
+    sizes != BUILD_TIME_SIZES
 }
 
 /// Returns the kmalloc size classes of the running kernel in bytes, ascending, by `zindx`
@@ -439,6 +478,7 @@ mod tests {
             assert_eq!(zone_sizes()[c.zindx as usize], object_size);
             assert_eq!(c.bit, 1 << c.zindx);
         }
+        let mut live = [0; TABLE];
         for slot in 0..SLOTS {
             // SAFETY: `slot` is below `SLOTS`.
             let s = unsafe { normal_cache(slot) };
@@ -446,10 +486,12 @@ mod tests {
                 assert_eq!(class(slot).zindx, -1);
             } else {
                 // SAFETY: `s` is a live kmalloc cache.
-                assert_eq!(class(slot).size, unsafe { bindings::kmem_cache_size(s) }
-                    as usize);
+                live[slot] = unsafe { bindings::kmem_cache_size(s) } as usize;
+                assert_eq!(class(slot).size, live[slot]);
             }
         }
+        // The classes folded in at compile time are used exactly when they are the caches'.
+        assert_eq!(classes_at_run_time(), live != BUILD_TIME_SIZES);
     }
 
     #[test]
