@@ -19,10 +19,7 @@ use core::fmt::{
     Write, //
 };
 use kernel::{
-    cpu::{
-        nr_cpu_ids,
-        CpuId, //
-    },
+    cpu::nr_cpu_ids,
     malloc_type::{
         self,
         MallocType,
@@ -92,6 +89,18 @@ trait Sink: Write {
     /// Appends `bytes`.
     fn put(&mut self, bytes: &[u8]) -> Result;
 
+    /// Makes room for `len` more bytes, so that the appends that follow do not allocate (they
+    /// may run with preemption disabled).
+    fn reserve(&mut self, _len: usize) -> Result {
+        Ok(())
+    }
+
+    /// Appends the record `rec`, of a size known at compile time.
+    #[inline(always)]
+    fn put_array<const N: usize>(&mut self, rec: &[u8; N]) -> Result {
+        self.put(rec)
+    }
+
     /// Returns whether the sink is full and drops what is written to it: the seq_file core then
     /// calls `show` again with a larger buffer, so formatting the rest would be wasted.
     fn is_full(&self) -> bool {
@@ -112,6 +121,12 @@ impl Write for SeqOut<'_> {
 impl Sink for SeqOut<'_> {
     fn put(&mut self, bytes: &[u8]) -> Result {
         self.0.write(bytes);
+        Ok(())
+    }
+
+    #[inline(always)]
+    fn put_array<const N: usize>(&mut self, rec: &[u8; N]) -> Result {
+        self.0.write_array(rec);
         Ok(())
     }
 
@@ -311,7 +326,7 @@ fn put_type_header(out: &mut impl Sink, t: &MallocType) -> Result {
     rec[32..40].copy_from_slice(&t.id().to_ne_bytes());
     rec[40..44].copy_from_slice(&t.zone().to_ne_bytes());
     rec[44..48].copy_from_slice(&flags.to_ne_bytes());
-    out.put(&rec)
+    out.put_array(&rec)
 }
 
 /// Appends `struct malloc_type_stats` with the counters of `s` to `out`, in one write.
@@ -322,7 +337,7 @@ fn put_stats(out: &mut impl Sink, s: &Stats) -> Result {
     rec[16..24].copy_from_slice(&s.numallocs.to_ne_bytes());
     rec[24..32].copy_from_slice(&s.numfrees.to_ne_bytes());
     rec[32..40].copy_from_slice(&s.size.to_ne_bytes());
-    out.put(&rec)
+    out.put_array(&rec)
 }
 
 /// The length in bytes of a stream of `types` types of `ncpus` records each.
@@ -356,11 +371,16 @@ fn write_stream(out: &mut impl Sink) -> Result {
                 return Err(None);
             }
             put_type_header(out, t)?;
-            for cpu in 0..ncpus {
-                let s = CpuId::from_u32(cpu).map_or_else(Stats::default, |c| t.stats_cpu(c));
-                put_stats(out, &s)?;
-            }
-            Ok(())
+            // The records of all CPUs under one lookup of the statistics, which keeps preemption
+            // disabled: the room for them is made before.
+            out.reserve(ncpus as usize * STATS_SIZE)?;
+            let mut r = Ok(());
+            t.for_each_cpu_stats(ncpus, |s| {
+                if r.is_ok() {
+                    r = put_stats(out, s);
+                }
+            });
+            Ok(r?)
         },
     );
     match r {
@@ -447,6 +467,10 @@ mod tests {
     impl Sink for Buf {
         fn put(&mut self, bytes: &[u8]) -> Result {
             Ok(self.0.extend_from_slice(bytes, GFP_KERNEL)?)
+        }
+
+        fn reserve(&mut self, len: usize) -> Result {
+            Ok(self.0.reserve(len, GFP_KERNEL)?)
         }
     }
 

@@ -234,6 +234,46 @@ impl MallocType {
         }
     }
 
+    /// Calls `f` with the statistics of each CPU from 0 to `ncpus - 1`, in order: zero for a CPU
+    /// that is not possible, and for every CPU when the type is not registered. What the
+    /// per-CPU records of the `/proc/malloc_stats` stream hold.
+    ///
+    /// The statistics are looked up once, and `f` runs with preemption disabled (an RCU-sched
+    /// read-side critical section that keeps them allocated): it must not sleep.
+    ///
+    /// # Context
+    ///
+    /// Any context.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// kernel::malloc_define!(M_EACH_DOC, "each doc", "for_each_cpu_stats() example");
+    ///
+    /// let p = M_EACH_DOC.malloc(100, GFP_KERNEL)?;
+    /// let mut allocs = 0;
+    /// M_EACH_DOC.for_each_cpu_stats(kernel::cpu::nr_cpu_ids(), |s| allocs += s.numallocs);
+    /// assert_eq!(allocs, 1);
+    /// // SAFETY: `p` came from `M_EACH_DOC` and is not used again.
+    /// unsafe { M_EACH_DOC.free(p.as_ptr().cast()) };
+    /// # Ok::<(), Error>(())
+    /// ```
+    #[inline]
+    pub fn for_each_cpu_stats(&self, ncpus: u32, mut f: impl FnMut(&Stats)) {
+        let rcu = PreemptGuard::new();
+        let stats = self.stats_ref(&rcu);
+        for cpu in 0..ncpus {
+            let r = CpuId::from_u32(cpu).and_then(|c| stats.and_then(|s| s.cpu_ptr(c)));
+            let s = match r {
+                // SAFETY: `r` is a CPU's record of the type's statistics, allocated while `rcu`
+                // lives and written only by per-CPU operations.
+                Some(r) => unsafe { Stats::read_once(r) },
+                None => Stats::default(),
+            };
+            f(&s);
+        }
+    }
+
     /// Returns the statistics summed over the possible CPUs.
     ///
     /// The counters are read without synchronisation, as FreeBSD does: a sum taken while other
