@@ -11,6 +11,7 @@
 //! [`write_stream`] produces a stream from values (tests, fuzz seeds,
 //! `memstat --save`).
 
+use std::borrow::Cow;
 use std::fs::File;
 use std::io::{self, Read};
 use std::path::Path;
@@ -63,6 +64,54 @@ pub struct StreamType {
     pub stats: Vec<CpuStats>,
 }
 
+/// One type of a stream, borrowed from the stream's bytes: what
+/// [`StreamType`] holds, decoded without an allocation (but for a name that
+/// is not UTF-8, which is decoded lossily into its own string).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StreamTypeRef<'a> {
+    /// `mth_name`, up to the first NUL, decoded as lossy UTF-8.
+    pub name: Cow<'a, str>,
+    /// `mth_id`: the registration id.
+    pub id: u64,
+    /// `mth_zone`.
+    pub zone: u32,
+    /// `mth_flags` (`FLAG_*`).
+    pub flags: u32,
+    /// The `maxcpus` records, [`STATS_SIZE`] bytes each.
+    records: &'a [u8],
+}
+
+impl StreamTypeRef<'_> {
+    /// The per-CPU records, one per CPU id.
+    pub fn stats(&self) -> impl ExactSizeIterator<Item = CpuStats> + '_ {
+        self.records.chunks_exact(STATS_SIZE).map(|r| {
+            let at = |off: usize| {
+                let mut a = [0u8; 8];
+                a.copy_from_slice(&r[off..off + 8]);
+                u64::from_ne_bytes(a)
+            };
+            CpuStats {
+                memalloced: at(0),
+                memfreed: at(8),
+                numallocs: at(16),
+                numfrees: at(24),
+                size: at(32),
+            }
+        })
+    }
+
+    /// An owned copy.
+    pub fn to_owned_type(&self) -> StreamType {
+        StreamType {
+            name: self.name.clone().into_owned(),
+            id: self.id,
+            zone: self.zone,
+            flags: self.flags,
+            stats: self.stats().collect(),
+        }
+    }
+}
+
 /// A parsed stream.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Stream {
@@ -109,14 +158,20 @@ pub fn expected_len(count: u32, maxcpus: u32) -> Option<usize> {
         .checked_add(STREAM_HEADER_SIZE)
 }
 
-/// Decode a NUL-terminated name field.
-fn parse_name(field: &[u8], index: u32) -> Result<String> {
+/// Decode a NUL-terminated name field (lossy UTF-8, borrowed when it is
+/// valid).
+fn parse_name(field: &[u8], index: u32) -> Result<Cow<'_, str>> {
     let end = field.iter().position(|&b| b == 0).ok_or_else(|| {
         Error::data(format!(
             "type {index}: name is not NUL-terminated within {MAX_NAME} bytes"
         ))
     })?;
-    Ok(String::from_utf8_lossy(&field[..end]).into_owned())
+    let name = &field[..end];
+    // The common case, checked without `from_utf8_lossy`'s chunking.
+    Ok(match std::str::from_utf8(name) {
+        Ok(s) => Cow::Borrowed(s),
+        Err(_) => String::from_utf8_lossy(name),
+    })
 }
 
 fn short_header(len: usize) -> Error {
@@ -167,7 +222,17 @@ const RESERVE_MAX: usize = 16 << 20;
 ///
 /// The bytes returned have exactly the announced length or are shorter
 /// (truncated: [`parse_stream`] then reports the length mismatch).
-pub fn read_stream<R: Read>(mut r: R, path: &Path) -> Result<Vec<u8>> {
+pub fn read_stream<R: Read>(r: R, path: &Path) -> Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    read_stream_into(r, path, &mut buf)?;
+    Ok(buf)
+}
+
+/// [`read_stream`] into `buf`, which is cleared first and whose capacity is
+/// reused: a reader that updates in a loop allocates (and the kernel faults
+/// in) its buffer once, not on every update.
+pub fn read_stream_into<R: Read>(mut r: R, path: &Path, buf: &mut Vec<u8>) -> Result<()> {
+    buf.clear();
     let mut header = [0u8; STREAM_HEADER_SIZE];
     let mut got = 0;
     while got < STREAM_HEADER_SIZE {
@@ -183,25 +248,31 @@ pub fn read_stream<R: Read>(mut r: R, path: &Path) -> Result<Vec<u8>> {
     // Room for the whole stream up front, so that it is read in a few large reads (a stream
     // of 1000 types is 192 KiB on 2 CPUs), capped so that a header that announces a huge
     // stream costs nothing before the data runs out.
-    let mut buf = Vec::new();
     buf.try_reserve(expected.min(RESERVE_MAX))
         .map_err(|_| Error::NoMemory)?;
     buf.extend_from_slice(&header);
     r.take(remaining.saturating_add(1))
-        .read_to_end(&mut buf)
+        .read_to_end(buf)
         .map_err(|e| Error::from_io(path, e))?;
     if buf.len() > expected {
         return Err(Error::data(format!(
             "stream is more than {expected} bytes, header announces {count} types of {maxcpus} CPUs = {expected} bytes"
         )));
     }
-    Ok(buf)
+    Ok(())
 }
 
 /// Open `path` and [`read_stream`] it.
 pub fn read_stream_file(path: &Path) -> Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    read_stream_file_into(path, &mut buf)?;
+    Ok(buf)
+}
+
+/// Open `path` and [`read_stream_into`] `buf`.
+pub fn read_stream_file_into(path: &Path, buf: &mut Vec<u8>) -> Result<()> {
     let f = File::open(path).map_err(|e| Error::from_io(path, e))?;
-    read_stream(f, path)
+    read_stream_into(f, path, buf)
 }
 
 /// Parse a whole stream.
@@ -210,6 +281,17 @@ pub fn read_stream_file(path: &Path) -> Result<Vec<u8>> {
 /// a length that is not exactly the announced one, or an unterminated name;
 /// [`Error::Version`] for a version other than [`STREAM_VERSION`].
 pub fn parse_stream(buf: &[u8]) -> Result<Stream> {
+    let (maxcpus, types) = parse_stream_ref(buf)?;
+    Ok(Stream {
+        maxcpus,
+        types: types.iter().map(StreamTypeRef::to_owned_type).collect(),
+    })
+}
+
+/// Parse a whole stream into types borrowed from `buf`: `(maxcpus, types)`,
+/// with the checks and errors of [`parse_stream`], and one allocation (the
+/// vector of types) where [`parse_stream`] makes two per type.
+pub fn parse_stream_ref(buf: &[u8]) -> Result<(u32, Vec<StreamTypeRef<'_>>)> {
     if buf.len() < STREAM_HEADER_SIZE {
         return Err(short_header(buf.len()));
     }
@@ -226,39 +308,26 @@ pub fn parse_stream(buf: &[u8]) -> Result<Stream> {
     types
         .try_reserve_exact(count as usize)
         .map_err(|_| Error::NoMemory)?;
-    let per_type = TYPE_HEADER_SIZE + maxcpus as usize * STATS_SIZE;
+    let records = maxcpus as usize * STATS_SIZE;
+    let per_type = TYPE_HEADER_SIZE + records;
     for i in 0..count {
         let base = STREAM_HEADER_SIZE + i as usize * per_type;
         let name_field = buf
             .get(base..base + MAX_NAME)
             .ok_or_else(|| Error::data("read past the end of the stream"))?;
         let name = parse_name(name_field, i)?;
-        let id = u64_at(buf, base + 32)?;
-        let zone = u32_at(buf, base + 40)?;
-        let flags = u32_at(buf, base + 44)?;
-        let mut stats = Vec::new();
-        stats
-            .try_reserve_exact(maxcpus as usize)
-            .map_err(|_| Error::NoMemory)?;
-        for cpu in 0..maxcpus as usize {
-            let off = base + TYPE_HEADER_SIZE + cpu * STATS_SIZE;
-            stats.push(CpuStats {
-                memalloced: u64_at(buf, off)?,
-                memfreed: u64_at(buf, off + 8)?,
-                numallocs: u64_at(buf, off + 16)?,
-                numfrees: u64_at(buf, off + 24)?,
-                size: u64_at(buf, off + 32)?,
-            });
-        }
-        types.push(StreamType {
+        let records = buf
+            .get(base + TYPE_HEADER_SIZE..base + per_type)
+            .ok_or_else(|| Error::data("read past the end of the stream"))?;
+        types.push(StreamTypeRef {
             name,
-            id,
-            zone,
-            flags,
-            stats,
+            id: u64_at(buf, base + 32)?,
+            zone: u32_at(buf, base + 40)?,
+            flags: u32_at(buf, base + 44)?,
+            records,
         });
     }
-    Ok(Stream { maxcpus, types })
+    Ok((maxcpus, types))
 }
 
 /// Write a stream of `types`, each with exactly `maxcpus` records: missing

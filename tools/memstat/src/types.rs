@@ -2,12 +2,39 @@
 //! `struct memory_type_list` of libmemstat(3).
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::slab::{self, SlabCache, SlabSource};
-use crate::stream::{self, Stream, StreamType};
+use crate::stream::{self, CpuStats, Stream, StreamType, StreamTypeRef};
 use crate::zones::ZoneSizes;
+
+/// The hasher of the merge's map, whose keys are [`key_of`] hashes already:
+/// they are used as they are, instead of being hashed again with SipHash
+/// (which cost more than the rest of a merge). Nothing hostile chooses the
+/// keys: they come from the kernel's type names.
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        // Not used by `u64` keys; folded in FNV-1a style for completeness.
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+
+    fn write_u64(&mut self, k: u64) {
+        self.0 = k;
+    }
+}
+
+type KeyMap = HashMap<u64, usize, BuildHasherDefault<KeyHasher>>;
 
 /// The key under which [`MemoryTypeList`]'s merge looks an entry up: the id
 /// and a hash of the name (FNV-1a), computed without allocating. Equal
@@ -19,6 +46,26 @@ fn key_of(id: u64, name: &str) -> u64 {
         h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
     }
     h ^ id.wrapping_mul(0x9e37_79b9_7f4a_7c15)
+}
+
+/// Whether two names are equal, compared 8 bytes at a time: the merge compares
+/// the name of every type on every update, and a byte-wise `memcmp()` (musl's)
+/// made that the largest cost of an update.
+fn same_name(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let word = |c: &[u8]| {
+        let mut w = [0u8; 8];
+        for (d, s) in w.iter_mut().zip(c) {
+            *d = *s;
+        }
+        u64::from_ne_bytes(w)
+    };
+    a.chunks(8)
+        .zip(b.chunks(8))
+        .all(|(x, y)| word(x) == word(y))
 }
 
 /// `MEMSTAT_MAXCALLER`: caller-owned slots of each kind.
@@ -374,12 +421,32 @@ impl MemoryType {
 
     /// Fill from one type of a malloc stream.
     fn load_malloc(&mut self, t: &StreamType) {
-        self.reset_stats(t.stats.len());
-        self.name.clone_from(&t.name);
-        self.id = t.id;
-        self.zone = t.zone;
-        self.flags = t.flags;
-        for (p, s) in self.percpu.iter_mut().zip(&t.stats) {
+        self.load_malloc_fields(&t.name, t.id, t.zone, t.flags, t.stats.iter().copied());
+    }
+
+    /// Fill from one type of a malloc stream, borrowed from its bytes.
+    fn load_malloc_ref(&mut self, t: &StreamTypeRef<'_>) {
+        self.load_malloc_fields(&t.name, t.id, t.zone, t.flags, t.stats());
+    }
+
+    fn load_malloc_fields(
+        &mut self,
+        name: &str,
+        id: u64,
+        zone: u32,
+        flags: u32,
+        stats: impl ExactSizeIterator<Item = CpuStats>,
+    ) {
+        self.reset_stats(stats.len());
+        // The merge loads an entry whose name is `name` already, or a new, empty one.
+        if self.name.is_empty() {
+            name.clone_into(&mut self.name);
+        }
+        debug_assert_eq!(self.name, name);
+        self.id = id;
+        self.zone = zone;
+        self.flags = flags;
+        for (p, s) in self.percpu.iter_mut().zip(stats) {
             p.memalloced = s.memalloced;
             p.memfreed = s.memfreed;
             p.numallocs = s.numallocs;
@@ -483,6 +550,8 @@ pub struct MemoryTypeList {
     zones: ZoneSizes,
     maxcpus: u32,
     generation: u64,
+    /// The buffer [`MemoryTypeList::read_malloc`] reads streams into.
+    buf: Vec<u8>,
 }
 
 impl MemoryTypeList {
@@ -586,8 +655,8 @@ impl MemoryTypeList {
         let gen = self.generation;
         // Entries of this allocator by key: the first of each key in `heads`,
         // the next one with the same key in `next`, in list order.
-        let mut heads: HashMap<u64, usize> = HashMap::with_capacity(self.types.len());
-        let mut tails: HashMap<u64, usize> = HashMap::new();
+        let mut heads = KeyMap::with_capacity_and_hasher(self.types.len(), Default::default());
+        let mut tails = KeyMap::default();
         let mut next = vec![NONE; self.types.len()];
         for (i, t) in self.types.iter().enumerate() {
             if t.allocator() != allocator {
@@ -659,7 +728,7 @@ impl MemoryTypeList {
             &s.types,
             |t| key_of(t.id, &t.name),
             |st| key_of(st.id, &st.name),
-            |t, st| t.id == st.id && t.name == st.name,
+            |t, st| t.id == st.id && same_name(&t.name, &st.name),
             |t, st| {
                 t.load_malloc(st);
                 t.allocator = Some(Allocator::Malloc);
@@ -669,17 +738,37 @@ impl MemoryTypeList {
 
     /// Update the malloc types from stream bytes. On error the list is left
     /// as it was.
+    ///
+    /// The types are read from `buf` in place ([`stream::parse_stream_ref`]):
+    /// an update allocates nothing per type but for the types that are new.
     pub fn update_malloc_bytes(&mut self, buf: &[u8]) -> Result<()> {
-        let r = stream::parse_stream(buf).map(|s| self.update_malloc_stream(&s));
+        let r = stream::parse_stream_ref(buf).map(|(maxcpus, types)| {
+            self.maxcpus = maxcpus;
+            self.merge(
+                Allocator::Malloc,
+                &types,
+                |t| key_of(t.id, &t.name),
+                |st| key_of(st.id, &st.name),
+                |t, st| t.id == st.id && same_name(&t.name, &st.name),
+                |t, st| {
+                    t.load_malloc_ref(st);
+                    t.allocator = Some(Allocator::Malloc);
+                },
+            );
+        });
         self.record(r)
     }
 
     /// Read a stream from `path` (`/proc/malloc_stats` or a saved stream
     /// file) and update the malloc types. Zone sizes are not touched.
+    ///
+    /// The list keeps the buffer it reads into from one update to the next.
     pub fn read_malloc(&mut self, path: &Path) -> Result<()> {
-        let r = stream::read_stream_file(path);
-        let buf = self.record(r)?;
-        self.update_malloc_bytes(&buf)
+        let mut buf = std::mem::take(&mut self.buf);
+        let r = stream::read_stream_file_into(path, &mut buf);
+        let r = self.record(r).and_then(|()| self.update_malloc_bytes(&buf));
+        self.buf = buf;
+        r
     }
 
     /// `memstat_sysctl_malloc`: read the zone sizes under `sysctl_dir`

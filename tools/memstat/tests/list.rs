@@ -241,3 +241,29 @@ fn identical_records_stay_distinct_entries_in_order() {
         .collect();
     assert_eq!(got, [(1024, Some(1))]);
 }
+
+#[test]
+fn names_that_differ_past_eight_bytes_or_in_length_stay_distinct() {
+    let types = [
+        ty("abcdefgh-1", 1, vec![cpu(8, 0, 1, 0, 1)]),
+        ty("abcdefgh-2", 1, vec![cpu(16, 0, 1, 0, 2)]),
+        ty("abcdefgh", 1, vec![cpu(32, 0, 1, 0, 4)]),
+    ];
+    let buf = memstat::stream::write_stream(1, &types);
+    let mut l = MemoryTypeList::new();
+    for _ in 0..2 {
+        l.update_malloc_bytes(&buf).unwrap();
+        let got: Vec<_> = l
+            .iter()
+            .map(|t| (t.name().to_string(), t.bytes()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("abcdefgh-1".to_string(), 8),
+                ("abcdefgh-2".to_string(), 16),
+                ("abcdefgh".to_string(), 32)
+            ]
+        );
+    }
+}

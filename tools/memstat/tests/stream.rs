@@ -206,3 +206,53 @@ fn read_stream_handles_short_reads() {
     let got = stream::read_stream(OneByte(&good), std::path::Path::new("x")).unwrap();
     assert_eq!(got, good);
 }
+
+#[test]
+fn borrowed_parse_matches_the_owned_one() {
+    let buf = sample_stream();
+    let (maxcpus, types) = stream::parse_stream_ref(&buf).unwrap();
+    let owned = parse_stream(&buf).unwrap();
+    assert_eq!(maxcpus, owned.maxcpus);
+    let back: Vec<_> = types.iter().map(|t| t.to_owned_type()).collect();
+    assert_eq!(back, owned.types);
+    assert_eq!(types[0].stats().len(), 4);
+    // A valid name is borrowed from the stream, not copied.
+    assert!(matches!(
+        types[0].name,
+        std::borrow::Cow::Borrowed("devbuf")
+    ));
+    // The same errors as the owned parse, for every truncation.
+    for len in 0..buf.len() {
+        assert_eq!(
+            stream::parse_stream_ref(&buf[..len])
+                .map(|_| ())
+                .unwrap_err()
+                .kind(),
+            parse_stream(&buf[..len]).unwrap_err().kind()
+        );
+    }
+}
+
+#[test]
+fn a_name_that_is_not_utf8_is_decoded_lossily() {
+    let mut buf = sample_stream();
+    // The first type's name, "devbuf", gets an invalid byte.
+    buf[STREAM_HEADER_SIZE + 1] = 0xff;
+    let (_, types) = stream::parse_stream_ref(&buf).unwrap();
+    assert_eq!(types[0].name, "d\u{fffd}vbuf");
+    assert_eq!(parse_stream(&buf).unwrap().types[0].name, "d\u{fffd}vbuf");
+}
+
+#[test]
+fn read_into_reuses_the_buffer() {
+    let buf = sample_stream();
+    let mut into = Vec::with_capacity(1 << 20);
+    let cap = into.capacity();
+    into.extend_from_slice(b"left over");
+    stream::read_stream_into(&buf[..], std::path::Path::new("x"), &mut into).unwrap();
+    assert_eq!(into, buf);
+    assert_eq!(into.capacity(), cap);
+    // An error leaves the buffer with whatever was read, never more than announced.
+    let err = stream::read_stream_into(&buf[..10], std::path::Path::new("x"), &mut into);
+    assert_eq!(err.unwrap_err().kind(), ErrorKind::DataError);
+}
