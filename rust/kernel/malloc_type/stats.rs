@@ -21,7 +21,6 @@ use crate::{
     cpu::CpuId,
     ffi::c_char,
     percpu::{
-        self,
         PerCpuRef,
         PreemptGuard, //
     },
@@ -301,13 +300,7 @@ impl MallocType {
     /// ```
     pub fn stats(&self) -> Stats {
         let mut total = Stats::default();
-        let rcu = PreemptGuard::new();
-        if let Some(s) = self.stats_ref(&rcu) {
-            for r in percpu::possible_cpus().filter_map(|cpu| s.cpu_ptr(cpu)) {
-                // SAFETY: As in `stats_cpu`.
-                total.accumulate(&unsafe { Stats::read_once(r) });
-            }
-        }
+        self.for_each_cpu_stats(crate::cpu::nr_cpu_ids(), |s| total.accumulate(s));
         total
     }
 
@@ -433,6 +426,7 @@ mod tests {
         zindx, //
     };
     use super::*;
+    use crate::percpu;
     use crate::{
         alloc::flags::{
             GFP_KERNEL,
