@@ -10,7 +10,7 @@ use memstat::error::io_text;
 use memstat::report::{self, Options, SortKey};
 use memstat::slab::{DEFAULT_SLABINFO, DEFAULT_SLAB_DIR};
 use memstat::zones::DEFAULT_SYSCTL_DIR;
-use memstat::{Error, MemoryTypeList, SlabSource, DEFAULT_PROC_PATH};
+use memstat::{openmetrics, Error, MemoryTypeList, SlabSource, DEFAULT_PROC_PATH};
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum Sort {
@@ -31,7 +31,7 @@ enum Sort {
     name = "memstat",
     version,
     disable_help_flag = true,
-    after_help = "Examples:\n  memstat                      malloc types, as vmstat -m\n  memstat -z                   slab caches, as vmstat -z\n  memstat -m --json            libxo-style JSON\n  memstat -s memuse --name 'dev*'\n  memstat -w 1 -c 5            five reports, one second apart\n  memstat --save snap.bin      save a snapshot; read it back with -f snap.bin"
+    after_help = "Examples:\n  memstat                      malloc types, as vmstat -m\n  memstat -z                   slab caches, as vmstat -z\n  memstat -m --json            libxo-style JSON\n  memstat -s memuse --name 'dev*'\n  memstat -w 1 -c 5            five reports, one second apart\n  memstat --save snap.bin      save a snapshot; read it back with -f snap.bin\n  memstat --prometheus         Prometheus metrics on standard output\n  memstat --listen 127.0.0.1:9725           an HTTP exporter for Prometheus\n  memstat --textfile /var/lib/node_exporter/malloc_types.prom -w 15"
 )]
 struct Args {
     /// Report malloc types (the default when neither -m nor -z is given).
@@ -82,6 +82,17 @@ struct Args {
     /// Save the malloc types read as a stream FILE and exit.
     #[arg(long = "save", value_name = "FILE")]
     save: Option<PathBuf>,
+    /// Print the malloc types as Prometheus metrics (text exposition format) instead of a table.
+    #[arg(long, conflicts_with_all = ["json", "zones", "save"])]
+    prometheus: bool,
+    /// Write the Prometheus metrics to FILE, atomically (for node exporter's textfile collector),
+    /// instead of printing; with -w, on every report.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["json", "zones", "save", "prometheus"])]
+    textfile: Option<PathBuf>,
+    /// Serve the Prometheus metrics over HTTP at http://ADDR/metrics (e.g. 127.0.0.1:9725), reading
+    /// the kernel on every scrape, until interrupted (or, with -c N, for N scrapes).
+    #[arg(long, value_name = "ADDR", conflicts_with_all = ["json", "zones", "save", "prometheus", "textfile", "wait"])]
+    listen: Option<String>,
     /// Print help.
     #[arg(long = "help", action = clap::ArgAction::Help)]
     help: Option<bool>,
@@ -167,6 +178,9 @@ fn run(args: &Args) -> Result<(), Failure> {
         slabinfo: Some(args.slabinfo.clone()),
     };
     let mut list = MemoryTypeList::new();
+    if let Some(addr) = &args.listen {
+        return serve(args, addr, &mut list);
+    }
     let mut n = 0u64;
     let stdout = io::stdout();
     loop {
@@ -183,8 +197,18 @@ fn run(args: &Args) -> Result<(), Failure> {
                 .map_err(|e| format!("{}: {e}", save.display()))?;
             return Ok(());
         }
+        if let Some(path) = &args.textfile {
+            openmetrics::write_textfile(&list, path)
+                .map_err(|e| format!("{}: {}", path.display(), io_text(&e)))?;
+        }
         let mut out = String::new();
-        if args.json {
+        if args.textfile.is_some() {
+            // Nothing on standard output.
+        } else if args.prometheus {
+            let mut b = Vec::new();
+            openmetrics::write_metrics(&list, &mut b).map_err(|e| io_text(&e))?;
+            out = String::from_utf8_lossy(&b).into_owned();
+        } else if args.json {
             let doc = report::Document {
                 malloc: want_m.then(|| report::malloc_rows(&list, list.zones(), &opts)),
                 zone: want_z.then(|| report::zone_rows(&list, &opts)),
@@ -224,6 +248,59 @@ fn run(args: &Args) -> Result<(), Failure> {
             break;
         }
         std::thread::sleep(w);
+    }
+    Ok(())
+}
+
+/// The HTTP exporter of `--listen`: `GET /metrics` reads the kernel (or the `-f` file) and
+/// answers the Prometheus metrics, or 503 with the error when the read fails; `/` points to
+/// `/metrics`; anything else is 404 (405 for another method).
+fn serve(args: &Args, addr: &str, list: &mut MemoryTypeList) -> Result<(), Failure> {
+    use tiny_http::{Header, Response, Server};
+
+    let server = Server::http(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+    let header = |v: &str| {
+        Header::from_bytes(&b"Content-Type"[..], v.as_bytes())
+            .map_err(|()| Failure::from("bad header".to_string()))
+    };
+    let metrics_type = header(openmetrics::CONTENT_TYPE)?;
+    let text_type = header("text/plain; charset=utf-8")?;
+    eprintln!("memstat: serving http://{}/metrics", server.server_addr());
+    let path = args.stream.as_ref().unwrap_or(&args.proc_path);
+    let mut scrapes = 0u64;
+    for request in server.incoming_requests() {
+        let url = request.url().split('?').next().unwrap_or("");
+        let get = *request.method() == tiny_http::Method::Get;
+        let response = match (get, url) {
+            (true, "/metrics") => {
+                scrapes += 1;
+                list.update_zones(&args.sysctl_dir);
+                match list.read_malloc(path) {
+                    Ok(()) => {
+                        let mut body = Vec::new();
+                        openmetrics::write_metrics(list, &mut body).map_err(|e| io_text(&e))?;
+                        Response::from_data(body).with_header(metrics_type.clone())
+                    }
+                    Err(e) => Response::from_string(format!("memstat: {}\n", describe(&e)))
+                        .with_status_code(503)
+                        .with_header(text_type.clone()),
+                }
+            }
+            (true, "/") => {
+                Response::from_string("malloc types: see /metrics\n").with_header(text_type.clone())
+            }
+            (true, _) => Response::from_string("not found\n")
+                .with_status_code(404)
+                .with_header(text_type.clone()),
+            (false, _) => Response::from_string("method not allowed\n")
+                .with_status_code(405)
+                .with_header(text_type.clone()),
+        };
+        // A client that went away is its own problem, not the exporter's.
+        let _ = request.respond(response);
+        if args.count.is_some_and(|c| scrapes >= c) {
+            break;
+        }
     }
     Ok(())
 }
