@@ -155,7 +155,8 @@ cargo_test() {
 	echo "check: cargo test (tools/$1)"
 	clog="$MT_CACHE/logs/cargo-test-$1.log"
 	(cd "$MT_ROOT/tools/$1" &&
-		CARGO_TARGET_DIR="$MT_CACHE/cargo-target" cargo "+$RUST_VERSION" test --workspace --locked --no-fail-fast) >"$clog" 2>&1
+		CARGO_TARGET_DIR="$MT_CACHE/cargo-target" MEMSTAT_REQUIRE_PROMTOOL=1 \
+			cargo "+$RUST_VERSION" test --workspace --locked --no-fail-fast) >"$clog" 2>&1
 	crc=$?
 	read -r p f < <(awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i } }
 		END { print p + 0, f + 0 }' "$clog")

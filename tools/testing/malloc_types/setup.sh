@@ -10,10 +10,11 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
+# prometheus: promtool checks the metrics of the memstat exporter (make check).
 PACKAGES="clang-$LLVM_VERSION lld-$LLVM_VERSION llvm-$LLVM_VERSION libclang-$LLVM_VERSION-dev
 	qemu-system-x86 qemu-system-arm busybox-static flex bison bc libelf-dev libssl-dev cpio
 	make xz-utils kmod python3 gcc libc6-dev musl-tools ca-certificates
-	linux-perf trace-cmd bpftrace"
+	linux-perf trace-cmd bpftrace prometheus"
 # `setup.sh inline` (make run, make bench) adds the LLVM that
 # CONFIG_RUST_INLINE_HELPERS needs for the prod and bench-inline kernels:
 # clang with rustc's LLVM major version.
