@@ -57,6 +57,16 @@ cat $stats >/tmp/leak.stream
 row=$(memstat -m -H -f /tmp/leak.stream | grep 'malloc leak test')
 [ "$row" = "malloc leak test     3     9K        4  8,64,128,8192" ] ||
 	fail "leak test row in the stream: '$row'"
+# The Prometheus export of the same type, from the kernel: 3 allocations and
+# 8328 bytes in use (8 + 128 + 8192), 4 requests, 4 size classes, a module's.
+memstat --prometheus >/tmp/leak.prom || fail "memstat --prometheus"
+series='{type="malloc leak test",probe="malloc_leak_test",id="[0-9]*",zone="0",origin="module"}'
+for want in "malloc_type_in_use_allocations$series 3" "malloc_type_in_use_bytes$series 8328" \
+	"malloc_type_requests_total$series 4" "malloc_type_size_classes_used$series 4"; do
+	grep -qx "$want" /tmp/leak.prom || { grep 'leak' /tmp/leak.prom; fail "memstat --prometheus: no '$want'"; }
+done
+[ "$(grep -c '^# TYPE ' /tmp/leak.prom)" = 8 ] || fail "memstat --prometheus: not 8 families"
+grep -qx "malloc_types $((count + 1))" /tmp/leak.prom || fail "memstat --prometheus: malloc_types is not $((count + 1))"
 rmmod malloc_type_leak_test || fail "rmmod malloc_type_leak_test"
 grep -q '^malloc leak test ' $types && fail "the leak test type is still listed after rmmod"
 [ "$(cat /proc/sys/kernel/malloc_count)" = "$count" ] || fail "kernel.malloc_count did not come back to $count"
