@@ -28,6 +28,7 @@ SCENARIOS = {
     "5": "this type's probes selected, recorded",
     "6": "malloc_types.default_types=0",
     "7": "kernel without malloc types",
+    "8": "kmem:kmalloc and kmem:kfree recorded",
 }
 VARIANTS = [
     ("kmalloc", "0", "kmalloc/kfree"),
@@ -43,6 +44,7 @@ VARIANTS = [
     ("typed", "2", "typed, events recorded"),
     ("typed", "4", "typed, another type traced"),
     ("typed", "5", "typed, this type traced"),
+    ("kmalloc", "8", "kmalloc, kmem events recorded"),
     ("kmalloc", "3", "kmalloc, alloc profiling on"),
     ("kbox", "3", "KBox, alloc profiling on"),
     ("typed", "3", "typed, alloc profiling on"),

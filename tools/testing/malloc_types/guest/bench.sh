@@ -60,6 +60,13 @@ if [ $readers_only = no ]; then
 	bench 5
 	echo >$tracefs/set_dtmalloc_probes
 	echo 0 >$tracefs/instances/bench/events/dtmalloc/enable
+	# 8: the kernel's own kmem:kmalloc and kmem:kfree events recorded, the
+	# dtmalloc events off: what ftrace costs a pair of recorded events, the
+	# floor under a recorded dtmalloc event.
+	echo 1 >$tracefs/instances/bench/events/kmem/kmalloc/enable || fail "cannot enable kmem:kmalloc"
+	echo 1 >$tracefs/instances/bench/events/kmem/kfree/enable || fail "cannot enable kmem:kfree"
+	bench 8
+	echo 0 >$tracefs/instances/bench/events/kmem/enable
 	rmdir $tracefs/instances/bench
 	# 3: allocation profiling enabled at run time (vm.mem_profiling=1).
 	echo 1 >/proc/sys/vm/mem_profiling || fail "cannot enable vm.mem_profiling"
