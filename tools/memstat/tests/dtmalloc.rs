@@ -4,7 +4,7 @@ use std::fs;
 use std::path::Path;
 use std::process::Command;
 
-use common::{run_until_stdout_closed, tmpdir};
+use common::{assert_success, run_until_stdout_closed, tmpdir};
 use memstat::trace::{
     filter_string, format_event, malloc_min_from_env, parse_cpu_stats, parse_line,
     valid_probe_name, Probe, Record, Top,
@@ -231,11 +231,7 @@ fn dtmalloc(root: &Path, args: &[&str], env_min: Option<&str>) -> std::process::
 fn fake_tracefs_event_run() {
     let root = fake_tracefs("dt_events");
     let out = dtmalloc(&root, &["--instance", "t1"], Some("0"));
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     assert_eq!(
         String::from_utf8(out.stdout).unwrap(),
         "12.345678 insmod[123]: malloc(9) type foo_bar 4096 bytes\n\
@@ -271,11 +267,7 @@ fn fake_tracefs_type_and_min_filter_and_default_instance() {
         &["--type", "foo bar", "--min", "100", "-c", "1"],
         None,
     );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     assert_eq!(out.stdout.iter().filter(|&&b| b == b'\n').count(), 1);
     let log = fs::read_to_string(root.join("fake-writes.log")).unwrap();
     assert!(
@@ -316,11 +308,7 @@ fn bad_dwatch_malloc_min_exits_2() {
 fn fake_tracefs_top() {
     let root = fake_tracefs("dt_top");
     let out = dtmalloc(&root, &["--instance", "top", "top", "--once"], Some("lots"));
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let text = String::from_utf8(out.stdout).unwrap();
     let lines: Vec<_> = text.lines().collect();
     assert_eq!(lines[0], "Cataloging malloc(9) activity ...");
@@ -391,17 +379,9 @@ fn bad_numbers_are_usage_errors() {
         &["--instance", "big", "--duration", "1e18"],
         Some("0"),
     );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let out = dtmalloc(&root, &["--instance", "big2", "top", "-i", "1e18"], None);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     assert_eq!(top_reports(&out), 1);
 }
 
@@ -487,11 +467,7 @@ fn fake_tracefs_type_selects_the_probes() {
         &["--instance", "s", "--type", "foo bar", "--min", "0"],
         None,
     );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     assert_eq!(
         fs::read_to_string(root.join("set_dtmalloc_probes")).unwrap(),
         "other:malloc\nfoo_bar\n!foo_bar\n"

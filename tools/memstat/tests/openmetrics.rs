@@ -148,11 +148,7 @@ fn cli_prints_and_writes_the_metrics() {
         .args(["--sysctl", "/nonexistent"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     assert_eq!(
         String::from_utf8(out.stdout).unwrap(),
         exposition(&sample_list())
@@ -165,11 +161,7 @@ fn cli_prints_and_writes_the_metrics() {
         .arg(&f)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     assert!(out.stdout.is_empty());
     assert_eq!(
         std::fs::read_to_string(&tf).unwrap(),

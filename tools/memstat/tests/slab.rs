@@ -143,11 +143,7 @@ fn host_memstat_z_lists_real_caches() {
         .args(["-z", "-H"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.starts_with("ITEM "), "{text}");
     let rows = text.lines().skip(2).filter(|l| l.contains(':')).count();

@@ -42,6 +42,15 @@ pub fn run_until_stdout_closed(cmd: &mut Command) -> Output {
     child.wait_with_output().unwrap()
 }
 
+/// Asserts that a command succeeded, showing its standard error when it did not.
+pub fn assert_success(out: &Output) {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// Path of a checked-in fixture.
 pub fn fixture(rel: &str) -> PathBuf {
     manifest_dir().join("tests/fixtures").join(rel)

@@ -22,16 +22,8 @@ mkdir $inst || fail "mkdir $inst"
 trap 'echo 0 >$inst/tracing_on; rmdir $inst 2>/dev/null' EXIT
 ours='probe == "trace_test" || probe == "tab_and_space"'
 
-# The zindx of a size class: its place in vm.malloc_zone_sizes (the running
-# kernel's classes: 32768 is one with 16 KiB pages, not with 4 KiB), else -1.
-zindx() {
-	i=0
-	for s in $(cat /proc/sys/vm/malloc_zone_sizes); do
-		[ "$s" = "$1" ] && { echo $i; return; }
-		i=$((i + 1))
-	done
-	echo -1
-}
+# zindx SIZE, from the helpers the guest tests share.
+. /tests/lib.sh
 
 # The events of one load and unload of the test module, without the
 # per-line prefix (task, CPU, flags, timestamp).

@@ -11,16 +11,8 @@
 # perf, trace-cmd and bpftrace come from the host (initramfs-tracers.sh).
 name=55-tracepoint-consumers
 fail() { echo "$name: FAIL: $*"; exit 1; }
-# The zindx of a size class: its place in vm.malloc_zone_sizes (the running
-# kernel's classes: 32768 is one with 16 KiB pages, not with 4 KiB), else -1.
-zindx() {
-	i=0
-	for s in $(cat /proc/sys/vm/malloc_zone_sizes); do
-		[ "$s" = "$1" ] && { echo $i; return; }
-		i=$((i + 1))
-	done
-	echo -1
-}
+# zindx SIZE, from the helpers the guest tests share.
+. /tests/lib.sh
 tracefs=/sys/kernel/tracing
 work=/tmp/t55
 
