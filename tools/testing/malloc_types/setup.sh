@@ -81,6 +81,17 @@ private_apt() {
 		-o Debug::NoLocking=1 -o APT::Sandbox::User=root)
 }
 keyring=/usr/share/keyrings/debian-archive-keyring.gpg
+# Downloads the package SPEC (name=version) with the private apt
+# configuration that aptopts selects into directory DIR, and checks that it
+# produced DEB with the SHA-256 SHA.
+fetch_deb() { # fetch_deb DIR SPEC DEB SHA
+	local dir=$1 spec=$2 deb=$3 sha=$4
+	mt_run apt-get "${aptopts[@]}" update
+	(cd "$dir" && mt_run apt-get "${aptopts[@]}" download "$spec")
+	[ -f "$deb" ] || die "apt-get download did not produce $deb"
+	echo "$sha  $deb" | sha256sum -c --status ||
+		die "SHA-256 of $deb is $(sha256sum "$deb" | cut -d' ' -f1), expected $sha"
+}
 
 mt_step "kernel source"
 deb="$MT_KCACHE/${KERNEL_PKG}_${KERNEL_PKG_VERSION}_all.deb"
@@ -90,11 +101,7 @@ if [ ! -f "$deb" ] || ! echo "$KERNEL_PKG_SHA256  $deb" | sha256sum -c --status;
 	uri=$(mirror_uri)
 	private_apt "$MT_CACHE/apt" "deb [signed-by=$keyring] $uri $KERNEL_PKG_SUITE main"
 	echo "setup: fetching $KERNEL_PKG $KERNEL_PKG_VERSION ($KERNEL_PKG_SUITE)"
-	mt_run apt-get "${aptopts[@]}" update
-	(cd "$MT_KCACHE" && mt_run apt-get "${aptopts[@]}" download "$KERNEL_PKG=$KERNEL_PKG_VERSION")
-	[ -f "$deb" ] || die "apt-get download did not produce $deb"
-	echo "$KERNEL_PKG_SHA256  $deb" | sha256sum -c --status ||
-		die "SHA-256 of $deb is $(sha256sum "$deb" | cut -d' ' -f1), expected $KERNEL_PKG_SHA256"
+	fetch_deb "$MT_KCACHE" "$KERNEL_PKG=$KERNEL_PKG_VERSION" "$deb" "$KERNEL_PKG_SHA256"
 fi
 
 # The busybox of the arm64 guest's initramfs: Debian's busybox-static for
@@ -116,11 +123,7 @@ if [ ! -x "$arm64/busybox" ] || [ ! -f "$deb" ] ||
 		private_apt "$MT_CACHE/apt-arm64" "deb [arch=arm64 signed-by=$keyring] $uri $suite main"
 		aptopts+=(-o APT::Architecture=arm64 -o APT::Architectures=arm64)
 		echo "setup: fetching busybox-static:arm64 $BUSYBOX_ARM64_PKG_VERSION ($suite)"
-		mt_run apt-get "${aptopts[@]}" update
-		(cd "$arm64" && mt_run apt-get "${aptopts[@]}" download "busybox-static:arm64=$BUSYBOX_ARM64_PKG_VERSION")
-		[ -f "$deb" ] || die "apt-get download did not produce $deb"
-		echo "$BUSYBOX_ARM64_PKG_SHA256  $deb" | sha256sum -c --status ||
-			die "SHA-256 of $deb is $(sha256sum "$deb" | cut -d' ' -f1), expected $BUSYBOX_ARM64_PKG_SHA256"
+		fetch_deb "$arm64" "busybox-static:arm64=$BUSYBOX_ARM64_PKG_VERSION" "$deb" "$BUSYBOX_ARM64_PKG_SHA256"
 	fi
 	# Unpacked next to the cache, then moved in place: an interrupted run
 	# leaves no half-written busybox behind.
