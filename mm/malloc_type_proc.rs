@@ -177,9 +177,16 @@ impl Row {
     /// Appends `b`; what does not fit is dropped (no row comes near [`ROW_MAX`]).
     fn push(&mut self, b: &[u8]) {
         let n = b.len().min(ROW_MAX - self.len);
-        for (d, &c) in self.buf[self.len..self.len + n].iter_mut().zip(&b[..n]) {
-            d.write(c);
-        }
+        // SAFETY: `self.len + n <= ROW_MAX` (type invariant and the line above), so the
+        // destination is within `buf`, which `b`, a shared borrow, cannot overlap; `b` is valid
+        // for reads of `n` bytes.
+        unsafe {
+            core::ptr::copy_nonoverlapping(
+                b.as_ptr(),
+                self.buf.as_mut_ptr().add(self.len).cast::<u8>(),
+                n,
+            )
+        };
         // INVARIANT: The `n` bytes after the first `len` were just written.
         self.len += n;
     }
@@ -235,7 +242,13 @@ fn write_type_row(out: &mut impl Sink, name: &[u8], zone: u32, s: &Stats) -> Res
     let mem_use_kib = (s.mem_use().max(0) as u64).div_ceil(1024);
     let name = core::str::from_utf8(name).unwrap_or("?");
     let mut row = Row::new();
-    row.right(13, name.chars().count(), name.as_bytes());
+    // The width in characters: the length for the common ASCII name, tested a word at a time.
+    let chars = if name.is_ascii() {
+        name.len()
+    } else {
+        name.chars().count()
+    };
+    row.right(13, chars, name.as_bytes());
     row.push(b" ");
     row.num(5, in_use);
     row.push(b" ");
