@@ -315,6 +315,7 @@ static struct kunit_suite malloc_type_c_suite = {
 	.name = "malloc_type_c",
 	.test_cases = malloc_type_c_cases,
 };
+
 kunit_test_suite(malloc_type_c_suite);
 
 MODULE_DESCRIPTION("KUnit tests of the C API of malloc types");

@@ -168,6 +168,7 @@ void malloc_type_probe_name(char *name);
 struct dtmalloc_selection {
 	struct static_key_false key;
 };
+
 extern struct dtmalloc_selection dtmalloc_probes_selected;
 /**
  * struct malloc_type_default_switch - whether untyped Rust allocations are charged
@@ -182,6 +183,7 @@ extern struct dtmalloc_selection dtmalloc_probes_selected;
 struct malloc_type_default_switch {
 	struct static_key_false off;
 };
+
 extern struct malloc_type_default_switch malloc_type_default_types;
 /**
  * struct malloc_type_classes_switch - where typed allocations find their size class
