@@ -68,6 +68,38 @@ fn same_name(a: &str, b: &str) -> bool {
         .all(|(x, y)| word(x) == word(y))
 }
 
+/// A type of a stream, owned ([`StreamType`]) or borrowed from its bytes
+/// ([`StreamTypeRef`]), as the merge of malloc types reads it.
+trait MallocRecord {
+    fn id(&self) -> u64;
+    fn name(&self) -> &str;
+    fn load_into(&self, t: &mut MemoryType);
+}
+
+impl MallocRecord for StreamType {
+    fn id(&self) -> u64 {
+        self.id
+    }
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn load_into(&self, t: &mut MemoryType) {
+        t.load_malloc(self);
+    }
+}
+
+impl MallocRecord for StreamTypeRef<'_> {
+    fn id(&self) -> u64 {
+        self.id
+    }
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn load_into(&self, t: &mut MemoryType) {
+        t.load_malloc_ref(self);
+    }
+}
+
 /// `MEMSTAT_MAXCALLER`: caller-owned slots of each kind.
 pub const MAXCALLER: usize = 16;
 /// `MEMTYPE_MAXNAME`.
@@ -722,18 +754,7 @@ impl MemoryTypeList {
     /// An entry is the same type as a stream record when both the
     /// registration id and the name are equal.
     pub fn update_malloc_stream(&mut self, s: &Stream) {
-        self.maxcpus = s.maxcpus;
-        self.merge(
-            Allocator::Malloc,
-            &s.types,
-            |t| key_of(t.id, &t.name),
-            |st| key_of(st.id, &st.name),
-            |t, st| t.id == st.id && same_name(&t.name, &st.name),
-            |t, st| {
-                t.load_malloc(st);
-                t.allocator = Some(Allocator::Malloc);
-            },
-        );
+        self.merge_malloc(s.maxcpus, &s.types);
     }
 
     /// Update the malloc types from stream bytes. On error the list is left
@@ -743,20 +764,26 @@ impl MemoryTypeList {
     /// an update allocates nothing per type but for the types that are new.
     pub fn update_malloc_bytes(&mut self, buf: &[u8]) -> Result<()> {
         let r = stream::parse_stream_ref(buf).map(|(maxcpus, types)| {
-            self.maxcpus = maxcpus;
-            self.merge(
-                Allocator::Malloc,
-                &types,
-                |t| key_of(t.id, &t.name),
-                |st| key_of(st.id, &st.name),
-                |t, st| t.id == st.id && same_name(&t.name, &st.name),
-                |t, st| {
-                    t.load_malloc_ref(st);
-                    t.allocator = Some(Allocator::Malloc);
-                },
-            );
+            self.merge_malloc(maxcpus, &types);
         });
         self.record(r)
+    }
+
+    /// Merge the malloc types of a stream, owned or borrowed: an entry is
+    /// the same type as a record when both the id and the name are equal.
+    fn merge_malloc<I: MallocRecord>(&mut self, maxcpus: u32, types: &[I]) {
+        self.maxcpus = maxcpus;
+        self.merge(
+            Allocator::Malloc,
+            types,
+            |t| key_of(t.id, &t.name),
+            |st| key_of(st.id(), st.name()),
+            |t, st| t.id == st.id() && same_name(&t.name, st.name()),
+            |t, st| {
+                st.load_into(t);
+                t.allocator = Some(Allocator::Malloc);
+            },
+        );
     }
 
     /// Read a stream from `path` (`/proc/malloc_stats` or a saved stream
