@@ -45,11 +45,13 @@ pub enum Error {
     #[error("Cannot allocate memory")]
     NoMemory,
     /// The data source speaks another version of the stream.
-    #[error("Version mismatch: stream version {found}, this library reads version {expected}")]
+    #[error(
+        "Version mismatch: stream version {found}, this library reads versions 1 to {expected}"
+    )]
     Version {
         /// The version found in the stream header.
         found: u32,
-        /// The version this library understands.
+        /// The newest version this library reads.
         expected: u32,
     },
     /// The source exists but the caller may not read it (EACCES/EPERM).

@@ -36,7 +36,7 @@
 //! ```
 //! use memstat::{stream, AllocatorFilter, MemoryTypeList};
 //! let s = stream::write_stream(2, &[stream::StreamType {
-//!     name: "devbuf".into(), id: 1, zone: 0, flags: 0,
+//!     name: "devbuf".into(), id: 1, zone: 0, flags: 0, peak: 0, owner: "vmlinux".into(),
 //!     stats: vec![stream::CpuStats { memalloced: 4096, numallocs: 1, size: 1 << 11, ..Default::default() }],
 //! }]);
 //! let mut list = MemoryTypeList::new();

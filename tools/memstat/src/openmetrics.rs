@@ -12,7 +12,9 @@
 //! * `id`: its registration id, so that two types of the same name (which
 //!   the kernel allows) stay two series;
 //! * `zone`: its zone (`mti_zone`);
-//! * `origin`: `vmlinux` or `module` (where the type is defined).
+//! * `origin`: `vmlinux` or `module` (where the type is defined);
+//! * `module`: the owning module's name, or `vmlinux` (absent when the
+//!   source does not say: a version 1 stream).
 //!
 //! | family | type | statistic |
 //! | --- | --- | --- |
@@ -23,6 +25,8 @@
 //! | `malloc_type_in_use_allocations` | gauge | InUse: requests - frees (0 when racing reads make it negative) |
 //! | `malloc_type_in_use_bytes` | gauge | MemUse in bytes |
 //! | `malloc_type_size_classes_used` | gauge | how many kmalloc size classes the type has used |
+//! | `malloc_type_failures_total` | counter | allocations that returned no memory (`mts_numfailures`) |
+//! | `malloc_type_peak_bytes` | gauge | peak bytes in use, only for the types whose peak is tracked (`mth_peak`) |
 //! | `malloc_types` | gauge | the number of malloc types |
 //!
 //! Only malloc types are exported; slab caches in the same list are left
@@ -31,7 +35,7 @@
 //! ```
 //! use memstat::{openmetrics, stream, MemoryTypeList};
 //! let s = stream::write_stream(1, &[stream::StreamType {
-//!     name: "devbuf".into(), id: 7, zone: 0, flags: 0,
+//!     name: "devbuf".into(), id: 7, zone: 0, flags: 0, peak: 0, owner: "vmlinux".into(),
 //!     stats: vec![stream::CpuStats { memalloced: 4096, numallocs: 1, size: 1 << 11, ..Default::default() }],
 //! }]);
 //! let mut list = MemoryTypeList::new();
@@ -40,7 +44,7 @@
 //! openmetrics::write_metrics(&list, &mut out).unwrap();
 //! let text = String::from_utf8(out).unwrap();
 //! assert!(text.contains(
-//!     "malloc_type_in_use_bytes{type=\"devbuf\",probe=\"devbuf\",id=\"7\",zone=\"0\",origin=\"vmlinux\"} 4096\n"
+//!     "malloc_type_in_use_bytes{type=\"devbuf\",probe=\"devbuf\",id=\"7\",zone=\"0\",origin=\"vmlinux\",module=\"vmlinux\"} 4096\n"
 //! ));
 //! ```
 
@@ -52,12 +56,13 @@ use crate::types::{Allocator, MemoryType, MemoryTypeList};
 /// The `Content-Type` of the exposition, for an HTTP exporter.
 pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 
-/// One family: name, type, help, and the value of a malloc type.
+/// One family: name, type, help, and the value of a malloc type (`None`:
+/// no sample for that type).
 struct Family {
     name: &'static str,
     kind: &'static str,
     help: &'static str,
-    value: fn(&MemoryType) -> u64,
+    value: fn(&MemoryType) -> Option<u64>,
 }
 
 const FAMILIES: &[Family] = &[
@@ -65,43 +70,56 @@ const FAMILIES: &[Family] = &[
         name: "malloc_type_requests_total",
         kind: "counter",
         help: "Allocations charged to the malloc type (mts_numallocs summed over the CPUs).",
-        value: MemoryType::numallocs,
+        value: |t| Some(t.numallocs()),
     },
     Family {
         name: "malloc_type_frees_total",
         kind: "counter",
         help: "Frees charged to the malloc type (mts_numfrees summed over the CPUs).",
-        value: MemoryType::numfrees,
+        value: |t| Some(t.numfrees()),
     },
     Family {
         name: "malloc_type_allocated_bytes_total",
         kind: "counter",
         help: "Bytes allocated by the malloc type, as accounted (mts_memalloced).",
-        value: MemoryType::memalloced,
+        value: |t| Some(t.memalloced()),
     },
     Family {
         name: "malloc_type_freed_bytes_total",
         kind: "counter",
         help: "Bytes freed by the malloc type, as accounted (mts_memfreed).",
-        value: MemoryType::memfreed,
+        value: |t| Some(t.memfreed()),
     },
     Family {
         name: "malloc_type_in_use_allocations",
         kind: "gauge",
         help: "Allocations of the malloc type not freed (vmstat -m InUse).",
-        value: MemoryType::count,
+        value: |t| Some(t.count()),
     },
     Family {
         name: "malloc_type_in_use_bytes",
         kind: "gauge",
         help: "Bytes of the malloc type in use (vmstat -m MemUse, in bytes).",
-        value: MemoryType::bytes,
+        value: |t| Some(t.bytes()),
     },
     Family {
         name: "malloc_type_size_classes_used",
         kind: "gauge",
         help: "Kmalloc size classes the malloc type has allocated from (bits of mts_size).",
-        value: |t| u64::from(t.sizemask().count_ones()),
+        value: |t| Some(u64::from(t.sizemask().count_ones())),
+    },
+    Family {
+        name: "malloc_type_failures_total",
+        kind: "counter",
+        help: "Allocations of the malloc type that returned no memory (mts_numfailures).",
+        value: |t| Some(t.failures()),
+    },
+    Family {
+        name: "malloc_type_peak_bytes",
+        kind: "gauge",
+        help: "Peak bytes in use of the malloc type since its tracking started or was reset \
+               (mth_peak; only types named in /proc/malloc_types_peak).",
+        value: MemoryType::peak,
     },
 ];
 
@@ -128,11 +146,17 @@ fn labels(t: &MemoryType) -> String {
     // Writing to a `String` cannot fail.
     let _ = write!(
         l,
-        "\",id=\"{}\",zone=\"{}\",origin=\"{}\"}}",
+        "\",id=\"{}\",zone=\"{}\",origin=\"{}\"",
         t.id(),
         t.zone(),
         if t.is_module() { "module" } else { "vmlinux" }
     );
+    if !t.owner().is_empty() {
+        l.push_str(",module=\"");
+        escape_label(&mut l, t.owner());
+        l.push('"');
+    }
+    l.push('}');
     l
 }
 
@@ -151,7 +175,9 @@ pub fn write_metrics(list: &MemoryTypeList, out: &mut impl Write) -> io::Result<
         let _ = writeln!(text, "# HELP {} {}", f.name, f.help);
         let _ = writeln!(text, "# TYPE {} {}", f.name, f.kind);
         for (t, l) in types.iter().zip(&labels) {
-            let _ = writeln!(text, "{}{} {}", f.name, l, (f.value)(t));
+            if let Some(v) = (f.value)(t) {
+                let _ = writeln!(text, "{}{} {}", f.name, l, v);
+            }
         }
     }
     let _ = writeln!(text, "# HELP malloc_types Malloc types registered.");

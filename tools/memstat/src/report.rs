@@ -4,13 +4,18 @@
 //!
 //! * `-m`: header `"%13s %5s %6s %8s  Size(s)"`, rows
 //!   `"%13s %5u %5uK %8u  "` plus the comma-separated size classes;
-//!   MemUse is `ceil(bytes / 1024)` KiB.
+//!   MemUse is `ceil(bytes / 1024)` KiB. With [`Options::long`] (`-l`, ours),
+//!   the columns Fails (allocations that returned no memory), HighUse (the
+//!   peak KiB in use while it is tracked, else `-`) and Owner (the module
+//!   that defines the type, or `vmlinux`) come before Size(s).
 //! * `-z`: header `"%-20s %6s %6s %8s %8s %8s %8s %4s %4s"` (ITEM SIZE LIMIT
 //!   USED FREE REQ FAIL SLEEP XDOMAIN) and a blank line, rows
 //!   `"%-20s %6u, %6u,%8u,%8u,%8u,%4u,%4u,%4u"` with `name:`.
 //!
 //! JSON keys are those of `vmstat --libxo json`: `malloc-statistics` →
-//! `memory` → {`type`, `in-use`, `memory-use` (KiB), `requests`, `size`}, and
+//! `memory` → {`type`, `in-use`, `memory-use` (KiB), `requests`, `size`},
+//! plus ours where the stream has them: `failures`, `high-use` (KiB, only
+//! while the peak is tracked) and `owner`; and
 //! `memory-zone-statistics` → `zone` → {`name`, `size`, `limit`, `used`,
 //! `free`, `requests`, `fail`, `sleep`, `xdomain`}.
 
@@ -49,6 +54,8 @@ pub struct Options {
     pub sort: SortKey,
     /// Glob (`*`, `?`) a type's name or probe name must match.
     pub name: Option<String>,
+    /// The long `-m` table: Fails, HighUse and Owner too.
+    pub long: bool,
 }
 
 /// Shell-style glob match with `*` and `?` only.
@@ -152,11 +159,15 @@ fn selected<'a>(list: &'a MemoryTypeList, alloc: Allocator, o: &Options) -> Vec<
 /// The `vmstat -m` table.
 pub fn malloc_text(list: &MemoryTypeList, zones: &ZoneSizes, o: &Options) -> String {
     let mut s = String::new();
-    let _ = writeln!(
+    let _ = write!(
         s,
-        "{:>13} {:>5} {:>6} {:>8}  Size(s)",
+        "{:>13} {:>5} {:>6} {:>8}  ",
         "Type", "InUse", "MemUse", "Requests"
     );
+    if o.long {
+        let _ = write!(s, "{:>5} {:>7} {:<12}  ", "Fails", "HighUse", "Owner");
+    }
+    let _ = writeln!(s, "Size(s)");
     for t in selected(list, Allocator::Malloc, o) {
         let sizes: Vec<String> = zones
             .sizes_in_mask(t.sizemask())
@@ -180,6 +191,29 @@ pub fn malloc_text(list: &MemoryTypeList, zones: &ZoneSizes, o: &Options) -> Str
                 t.count(),
                 kib(t.bytes()),
                 t.numallocs()
+            );
+        }
+        if o.long {
+            // A version 1 stream, which names no owner, counts no failures.
+            let fails = if t.owner().is_empty() {
+                "-".to_string()
+            } else if o.humanize {
+                humanize(t.failures(), 1000, 5)
+            } else {
+                t.failures().to_string()
+            };
+            let high = match t.peak() {
+                Some(p) if o.humanize => humanize(p, 1024, 6),
+                Some(p) => format!("{}K", kib(p)),
+                None => "-".to_string(),
+            };
+            let owner = if t.owner().is_empty() { "-" } else { t.owner() };
+            let _ = write!(
+                s,
+                "{:>5} {:>7} {:<12}  ",
+                fails,
+                high,
+                escape_control(owner)
             );
         }
         let _ = writeln!(s, "{}", sizes.join(","));
@@ -237,6 +271,17 @@ pub struct MallocRow {
     pub requests: u64,
     /// Size classes used.
     pub size: Vec<u64>,
+    /// Allocations that returned no memory (ours; absent from a version 1
+    /// stream).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failures: Option<u64>,
+    /// Peak KiB in use, rounded up, while it is tracked (ours).
+    #[serde(rename = "high-use", skip_serializing_if = "Option::is_none")]
+    pub high_use: Option<u64>,
+    /// The module that defines the type, or `vmlinux` (ours; absent from a
+    /// version 1 stream).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
 }
 
 /// One `zone` instance of `memory-zone-statistics`.
@@ -301,6 +346,10 @@ pub fn malloc_rows(list: &MemoryTypeList, zones: &ZoneSizes, o: &Options) -> Mal
                 memory_use: kib(t.bytes()),
                 requests: t.numallocs(),
                 size: zones.sizes_in_mask(t.sizemask()),
+                // A version 2 stream names every type's owner.
+                failures: (!t.owner().is_empty()).then(|| t.failures()),
+                high_use: t.peak().map(kib),
+                owner: (!t.owner().is_empty()).then(|| t.owner().to_string()),
             })
             .collect(),
     }

@@ -1,8 +1,15 @@
 //! The binary stream of `/proc/malloc_stats`, as laid out by
 //! `include/uapi/linux/malloc_type.h`: a 16-byte stream header, then for
-//! each type a 64-byte type header followed by `maxcpus` 64-byte per-CPU
+//! each type a type header followed by `maxcpus` 64-byte per-CPU
 //! statistics records, all in native byte order (little-endian on the
 //! targets this is built for).
+//!
+//! Two versions are read: version 2 (today's kernels) has a 128-byte type
+//! header with the peak bytes in use (`mth_peak`, with [`FLAG_PEAK`]) and
+//! the owning module (`mth_owner`), and counts failures in each per-CPU
+//! record (`mts_numfailures`); version 1 had a 64-byte type header, the
+//! first 64 bytes of version 2's, with no peak and no owner, and no
+//! failures (they read as 0, the owner as empty).
 //!
 //! [`parse_stream`] checks the header, the version and that the total length
 //! is exactly the length the header announces *before* it looks at any
@@ -18,18 +25,36 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 
-/// `MALLOC_TYPE_STREAM_VERSION`.
-pub const STREAM_VERSION: u32 = 1;
+/// `MALLOC_TYPE_STREAM_VERSION`: the version [`write_stream`] writes.
+pub const STREAM_VERSION: u32 = 2;
+/// The oldest version read.
+pub const STREAM_VERSION_MIN: u32 = 1;
 /// `MALLOC_MAX_NAME`: bytes of a name in the stream, NUL included.
 pub const MAX_NAME: usize = 32;
+/// `MALLOC_MAX_OWNER`: bytes of an owner in the stream, NUL included.
+pub const MAX_OWNER: usize = 64;
 /// `sizeof(struct malloc_type_stream_header)`.
 pub const STREAM_HEADER_SIZE: usize = 16;
-/// `sizeof(struct malloc_type_header)`.
-pub const TYPE_HEADER_SIZE: usize = 64;
+/// `sizeof(struct malloc_type_header)` of [`STREAM_VERSION`].
+pub const TYPE_HEADER_SIZE: usize = 128;
+/// `sizeof(struct malloc_type_header)` of version 1.
+pub const TYPE_HEADER_SIZE_V1: usize = 64;
 /// `sizeof(struct malloc_type_stats)`.
 pub const STATS_SIZE: usize = 64;
 /// `MALLOC_TYPE_F_MODULE`: the type is defined in a loadable module.
 pub const FLAG_MODULE: u32 = 1;
+/// `MALLOC_TYPE_F_PEAK`: the type's peak bytes in use are tracked.
+pub const FLAG_PEAK: u32 = 2;
+
+/// `sizeof(struct malloc_type_header)` in a stream of `version`, `None`
+/// for a version this library does not read.
+pub fn type_header_size(version: u32) -> Option<usize> {
+    match version {
+        1 => Some(TYPE_HEADER_SIZE_V1),
+        2 => Some(TYPE_HEADER_SIZE),
+        _ => None,
+    }
+}
 /// Largest `mtsh_maxcpus` accepted (Linux's `NR_CPUS` tops out at 8192;
 /// this leaves room and still bounds the work).
 pub const MAX_CPUS: u32 = 1 << 16;
@@ -47,6 +72,9 @@ pub struct CpuStats {
     pub numfrees: u64,
     /// `mts_size`: bitmask of the zindx values used.
     pub size: u64,
+    /// `mts_numfailures`: allocations that returned no memory on this CPU
+    /// (0 in a version 1 stream).
+    pub numfailures: u64,
 }
 
 /// One type of the stream: its header and its per-CPU records.
@@ -60,6 +88,11 @@ pub struct StreamType {
     pub zone: u32,
     /// `mth_flags` (`FLAG_*`).
     pub flags: u32,
+    /// `mth_peak`: the peak bytes in use while [`FLAG_PEAK`] is set.
+    pub peak: u64,
+    /// `mth_owner`: the owning module or `vmlinux` (empty in a version 1
+    /// stream).
+    pub owner: String,
     /// One record per CPU id, `maxcpus` of them.
     pub stats: Vec<CpuStats>,
 }
@@ -77,6 +110,11 @@ pub struct StreamTypeRef<'a> {
     pub zone: u32,
     /// `mth_flags` (`FLAG_*`).
     pub flags: u32,
+    /// `mth_peak`: the peak bytes in use while [`FLAG_PEAK`] is set.
+    pub peak: u64,
+    /// `mth_owner`, up to the first NUL, decoded as lossy UTF-8 (empty in
+    /// a version 1 stream).
+    pub owner: Cow<'a, str>,
     /// The `maxcpus` records, [`STATS_SIZE`] bytes each.
     records: &'a [u8],
 }
@@ -96,6 +134,7 @@ impl StreamTypeRef<'_> {
                 numallocs: at(16),
                 numfrees: at(24),
                 size: at(32),
+                numfailures: at(40),
             }
         })
     }
@@ -107,6 +146,8 @@ impl StreamTypeRef<'_> {
             id: self.id,
             zone: self.zone,
             flags: self.flags,
+            peak: self.peak,
+            owner: self.owner.clone().into_owned(),
             stats: self.stats().collect(),
         }
     }
@@ -115,6 +156,8 @@ impl StreamTypeRef<'_> {
 /// A parsed stream.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Stream {
+    /// `mtsh_version`.
+    pub version: u32,
     /// `mtsh_maxcpus`.
     pub maxcpus: u32,
     /// The types, in stream order.
@@ -147,23 +190,30 @@ fn u64_at(buf: &[u8], off: usize) -> Result<u64> {
     Ok(u64::from_ne_bytes(a))
 }
 
-/// The exact length of a stream of `count` types with `maxcpus` records
-/// each, or `None` if it does not fit in a `usize`.
+/// The exact length of a stream of [`STREAM_VERSION`] with `count` types of
+/// `maxcpus` records each, or `None` if it does not fit in a `usize`.
 pub fn expected_len(count: u32, maxcpus: u32) -> Option<usize> {
+    expected_len_version(STREAM_VERSION, count, maxcpus)
+}
+
+/// [`expected_len`] for a stream of `version`; `None` also for a version
+/// this library does not read.
+pub fn expected_len_version(version: u32, count: u32, maxcpus: u32) -> Option<usize> {
     let per_type = (maxcpus as usize)
         .checked_mul(STATS_SIZE)?
-        .checked_add(TYPE_HEADER_SIZE)?;
+        .checked_add(type_header_size(version)?)?;
     (count as usize)
         .checked_mul(per_type)?
         .checked_add(STREAM_HEADER_SIZE)
 }
 
-/// Decode a NUL-terminated name field (lossy UTF-8, borrowed when it is
-/// valid).
-fn parse_name(field: &[u8], index: u32) -> Result<Cow<'_, str>> {
+/// Decode a NUL-terminated name field, `what` (lossy UTF-8, borrowed when
+/// it is valid).
+fn parse_name<'a>(field: &'a [u8], index: u32, what: &str) -> Result<Cow<'a, str>> {
     let end = field.iter().position(|&b| b == 0).ok_or_else(|| {
         Error::data(format!(
-            "type {index}: name is not NUL-terminated within {MAX_NAME} bytes"
+            "type {index}: {what} is not NUL-terminated within {} bytes",
+            field.len()
         ))
     })?;
     let name = &field[..end];
@@ -182,10 +232,10 @@ fn short_header(len: usize) -> Error {
 
 /// Check a stream header (the first [`STREAM_HEADER_SIZE`] bytes of `buf`):
 /// version, CPU count, and that the announced length fits in a `usize`.
-/// Returns `(maxcpus, count, expected total length)`.
-fn check_header(buf: &[u8]) -> Result<(u32, u32, usize)> {
+/// Returns `(version, maxcpus, count, expected total length)`.
+fn check_header(buf: &[u8]) -> Result<(u32, u32, u32, usize)> {
     let version = u32_at(buf, 0)?;
-    if version != STREAM_VERSION {
+    if type_header_size(version).is_none() {
         return Err(Error::Version {
             found: version,
             expected: STREAM_VERSION,
@@ -201,12 +251,12 @@ fn check_header(buf: &[u8]) -> Result<(u32, u32, usize)> {
             "stream header announces {maxcpus} CPUs, more than {MAX_CPUS}"
         )));
     }
-    let expected = expected_len(count, maxcpus).ok_or_else(|| {
+    let expected = expected_len_version(version, count, maxcpus).ok_or_else(|| {
         Error::data(format!(
             "stream header announces {count} types of {maxcpus} CPUs: length overflows"
         ))
     })?;
-    Ok((maxcpus, count, expected))
+    Ok((version, maxcpus, count, expected))
 }
 
 /// The most [`read_stream`] reserves before it has read the data: 16 MiB.
@@ -243,7 +293,7 @@ pub fn read_stream_into<R: Read>(mut r: R, path: &Path, buf: &mut Vec<u8>) -> Re
             Err(e) => return Err(Error::from_io(path, e)),
         }
     }
-    let (maxcpus, count, expected) = check_header(&header)?;
+    let (_, maxcpus, count, expected) = check_header(&header)?;
     let remaining = (expected - STREAM_HEADER_SIZE) as u64;
     // Room for the whole stream up front, so that it is read in a few large reads (a stream
     // of 1000 types is 192 KiB on 2 CPUs), capped so that a header that announces a huge
@@ -278,11 +328,13 @@ pub fn read_stream_file_into(path: &Path, buf: &mut Vec<u8>) -> Result<()> {
 /// Parse a whole stream.
 ///
 /// Errors: [`Error::DataError`] for a short header, zero or too many CPUs,
-/// a length that is not exactly the announced one, or an unterminated name;
-/// [`Error::Version`] for a version other than [`STREAM_VERSION`].
+/// a length that is not exactly the announced one, or an unterminated name
+/// or owner; [`Error::Version`] for a version other than 1 and 2.
 pub fn parse_stream(buf: &[u8]) -> Result<Stream> {
     let (maxcpus, types) = parse_stream_ref(buf)?;
     Ok(Stream {
+        // `parse_stream_ref` checked it.
+        version: u32_at(buf, 0)?,
         maxcpus,
         types: types.iter().map(StreamTypeRef::to_owned_type).collect(),
     })
@@ -295,7 +347,7 @@ pub fn parse_stream_ref(buf: &[u8]) -> Result<(u32, Vec<StreamTypeRef<'_>>)> {
     if buf.len() < STREAM_HEADER_SIZE {
         return Err(short_header(buf.len()));
     }
-    let (maxcpus, count, expected) = check_header(buf)?;
+    let (version, maxcpus, count, expected) = check_header(buf)?;
     if buf.len() != expected {
         return Err(Error::data(format!(
             "stream is {} bytes, header announces {count} types of {maxcpus} CPUs = {expected} bytes",
@@ -308,35 +360,53 @@ pub fn parse_stream_ref(buf: &[u8]) -> Result<(u32, Vec<StreamTypeRef<'_>>)> {
     types
         .try_reserve_exact(count as usize)
         .map_err(|_| Error::NoMemory)?;
+    let header = type_header_size(version).ok_or_else(|| Error::data("unknown version"))?;
     let records = maxcpus as usize * STATS_SIZE;
-    let per_type = TYPE_HEADER_SIZE + records;
+    let per_type = header + records;
+    let past_end = || Error::data("read past the end of the stream");
     for i in 0..count {
         let base = STREAM_HEADER_SIZE + i as usize * per_type;
-        let name_field = buf
-            .get(base..base + MAX_NAME)
-            .ok_or_else(|| Error::data("read past the end of the stream"))?;
-        let name = parse_name(name_field, i)?;
+        let name_field = buf.get(base..base + MAX_NAME).ok_or_else(past_end)?;
+        let name = parse_name(name_field, i, "name")?;
+        let (peak, owner) = if version >= 2 {
+            let field = buf
+                .get(base + 64..base + 64 + MAX_OWNER)
+                .ok_or_else(past_end)?;
+            (u64_at(buf, base + 48)?, parse_name(field, i, "owner")?)
+        } else {
+            (0, Cow::Borrowed(""))
+        };
         let records = buf
-            .get(base + TYPE_HEADER_SIZE..base + per_type)
-            .ok_or_else(|| Error::data("read past the end of the stream"))?;
+            .get(base + header..base + per_type)
+            .ok_or_else(past_end)?;
         types.push(StreamTypeRef {
             name,
             id: u64_at(buf, base + 32)?,
             zone: u32_at(buf, base + 40)?,
             flags: u32_at(buf, base + 44)?,
+            peak,
+            owner,
             records,
         });
     }
     Ok((maxcpus, types))
 }
 
-/// Write a stream of `types`, each with exactly `maxcpus` records: missing
-/// records are written as zeros and extra ones are dropped. Names longer
-/// than 31 bytes are truncated (at a byte boundary, as the kernel does).
+/// Write a stream of [`STREAM_VERSION`] of `types`, each with exactly
+/// `maxcpus` records: missing records are written as zeros and extra ones
+/// are dropped. Names longer than 31 bytes and owners longer than 63 are
+/// truncated (at a byte boundary, as the kernel does).
 pub fn write_stream(maxcpus: u32, types: &[StreamType]) -> Vec<u8> {
+    write_stream_version(STREAM_VERSION, maxcpus, types)
+}
+
+/// [`write_stream`] in the layout of `version`, 1 or 2 (any other writes
+/// version 2's layout under that number, for tests of readers): version 1
+/// drops the peak, the owner and the failures.
+pub fn write_stream_version(version: u32, maxcpus: u32, types: &[StreamType]) -> Vec<u8> {
     let count = u32::try_from(types.len()).unwrap_or(u32::MAX);
-    let mut out = Vec::with_capacity(expected_len(count, maxcpus).unwrap_or(0));
-    out.extend_from_slice(&STREAM_VERSION.to_ne_bytes());
+    let mut out = Vec::with_capacity(expected_len_version(version, count, maxcpus).unwrap_or(0));
+    out.extend_from_slice(&version.to_ne_bytes());
     out.extend_from_slice(&maxcpus.to_ne_bytes());
     out.extend_from_slice(&count.to_ne_bytes());
     out.extend_from_slice(&0u32.to_ne_bytes());
@@ -348,14 +418,33 @@ pub fn write_stream(maxcpus: u32, types: &[StreamType]) -> Vec<u8> {
         out.extend_from_slice(&name);
         out.extend_from_slice(&t.id.to_ne_bytes());
         out.extend_from_slice(&t.zone.to_ne_bytes());
-        out.extend_from_slice(&t.flags.to_ne_bytes());
-        out.extend_from_slice(&[0u8; 16]);
+        if version == 1 {
+            out.extend_from_slice(&(t.flags & !FLAG_PEAK).to_ne_bytes());
+            out.extend_from_slice(&[0u8; 16]);
+        } else {
+            out.extend_from_slice(&t.flags.to_ne_bytes());
+            out.extend_from_slice(&t.peak.to_ne_bytes());
+            out.extend_from_slice(&[0u8; 8]);
+            let mut owner = [0u8; MAX_OWNER];
+            let bytes = t.owner.as_bytes();
+            let n = bytes.len().min(MAX_OWNER - 1);
+            owner[..n].copy_from_slice(&bytes[..n]);
+            out.extend_from_slice(&owner);
+        }
         for cpu in 0..maxcpus as usize {
             let s = t.stats.get(cpu).copied().unwrap_or_default();
-            for v in [s.memalloced, s.memfreed, s.numallocs, s.numfrees, s.size] {
+            let failures = if version == 1 { 0 } else { s.numfailures };
+            for v in [
+                s.memalloced,
+                s.memfreed,
+                s.numallocs,
+                s.numfrees,
+                s.size,
+                failures,
+            ] {
                 out.extend_from_slice(&v.to_ne_bytes());
             }
-            out.extend_from_slice(&[0u8; 24]);
+            out.extend_from_slice(&[0u8; 16]);
         }
     }
     out

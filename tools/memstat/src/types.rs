@@ -208,6 +208,8 @@ pub struct PerCpu {
     pub numfrees: u64,
     /// Size classes used on the CPU.
     pub sizemask: u64,
+    /// Allocations that returned no memory on the CPU (malloc types).
+    pub failures: u64,
     /// Free items in the CPU's cache (always 0 here).
     pub free: u64,
     /// Caller-owned per-CPU fields.
@@ -238,6 +240,8 @@ pub struct MemoryType {
     id: u64,
     zone: u32,
     flags: u32,
+    peak: u64,
+    owner: String,
     countlimit: u64,
     byteslimit: u64,
     sizemask: u64,
@@ -259,6 +263,30 @@ pub struct MemoryType {
     slab: Option<SlabDetails>,
     caller: CallerFields,
     generation: u64,
+}
+
+/// The [`Header`] of `$t`, a [`StreamType`] or a [`StreamTypeRef`].
+macro_rules! header_of {
+    ($t:expr) => {
+        Header {
+            name: &$t.name,
+            id: $t.id,
+            zone: $t.zone,
+            flags: $t.flags,
+            peak: $t.peak,
+            owner: &$t.owner,
+        }
+    };
+}
+
+/// The header fields of a malloc type in a stream.
+struct Header<'a> {
+    name: &'a str,
+    id: u64,
+    zone: u32,
+    flags: u32,
+    peak: u64,
+    owner: &'a str,
 }
 
 macro_rules! getters {
@@ -296,6 +324,17 @@ impl MemoryType {
     pub fn is_module(&self) -> bool {
         self.flags & stream::FLAG_MODULE != 0
     }
+    /// The module that defines the malloc type, or `vmlinux`; empty when
+    /// the source does not say (a version 1 stream, a slab cache).
+    pub fn owner(&self) -> &str {
+        &self.owner
+    }
+    /// The malloc type's peak bytes in use (accounted sizes) since its
+    /// tracking started or was reset (`/proc/malloc_types_peak`); `None`
+    /// while it is not tracked.
+    pub fn peak(&self) -> Option<u64> {
+        (self.flags & stream::FLAG_PEAK != 0).then_some(self.peak)
+    }
     getters!(
         /// `memstat_get_countlimit`: 0, there are no limits here.
         countlimit,
@@ -321,7 +360,8 @@ impl MemoryType {
         count,
         /// `memstat_get_free`: free items cached (slab: allocated objects not in use).
         free,
-        /// `memstat_get_failures` (0: not counted).
+        /// `memstat_get_failures`: allocations that returned no memory (malloc
+        /// types of a version 2 stream; 0 where not counted).
         failures,
         /// `memstat_get_sleeps` (0: not counted).
         sleeps,
@@ -370,6 +410,10 @@ impl MemoryType {
     /// `memstat_get_percpu_sizemask`.
     pub fn percpu_sizemask(&self, cpu: usize) -> Result<u64> {
         self.cpu(cpu).map(|c| c.sizemask)
+    }
+    /// Allocations that returned no memory on `cpu` (malloc types).
+    pub fn percpu_failures(&self, cpu: usize) -> Result<u64> {
+        self.cpu(cpu).map(|c| c.failures)
     }
     /// `memstat_get_percpu_free`.
     pub fn percpu_free(&self, cpu: usize) -> Result<u64> {
@@ -441,9 +485,12 @@ impl MemoryType {
         }
         let allocator = self.allocator;
         let name = std::mem::take(&mut self.name);
+        let mut owner = std::mem::take(&mut self.owner);
+        owner.clear();
         *self = MemoryType {
             allocator,
             name,
+            owner,
             caller,
             percpu,
             generation: self.generation,
@@ -453,37 +500,40 @@ impl MemoryType {
 
     /// Fill from one type of a malloc stream.
     fn load_malloc(&mut self, t: &StreamType) {
-        self.load_malloc_fields(&t.name, t.id, t.zone, t.flags, t.stats.iter().copied());
+        let h = header_of!(t);
+        self.load_malloc_fields(&h, t.stats.iter().copied());
     }
 
     /// Fill from one type of a malloc stream, borrowed from its bytes.
     fn load_malloc_ref(&mut self, t: &StreamTypeRef<'_>) {
-        self.load_malloc_fields(&t.name, t.id, t.zone, t.flags, t.stats());
+        let h = header_of!(t);
+        self.load_malloc_fields(&h, t.stats());
     }
 
     fn load_malloc_fields(
         &mut self,
-        name: &str,
-        id: u64,
-        zone: u32,
-        flags: u32,
+        h: &Header<'_>,
         stats: impl ExactSizeIterator<Item = CpuStats>,
     ) {
         self.reset_stats(stats.len());
         // The merge loads an entry whose name is `name` already, or a new, empty one.
         if self.name.is_empty() {
-            name.clone_into(&mut self.name);
+            h.name.clone_into(&mut self.name);
         }
-        debug_assert_eq!(self.name, name);
-        self.id = id;
-        self.zone = zone;
-        self.flags = flags;
+        debug_assert_eq!(self.name, h.name);
+        self.id = h.id;
+        self.zone = h.zone;
+        self.flags = h.flags;
+        self.peak = h.peak;
+        self.owner.push_str(h.owner);
         for (p, s) in self.percpu.iter_mut().zip(stats) {
             p.memalloced = s.memalloced;
             p.memfreed = s.memfreed;
             p.numallocs = s.numallocs;
             p.numfrees = s.numfrees;
             p.sizemask = s.size;
+            p.failures = s.numfailures;
+            self.failures = self.failures.wrapping_add(s.numfailures);
             self.memalloced = self.memalloced.wrapping_add(s.memalloced);
             self.memfreed = self.memfreed.wrapping_add(s.memfreed);
             self.numallocs = self.numallocs.wrapping_add(s.numallocs);
@@ -535,6 +585,8 @@ impl MemoryType {
             id: self.id,
             zone: self.zone,
             flags: self.flags,
+            peak: self.peak,
+            owner: self.owner.clone(),
             stats: self
                 .percpu
                 .iter()
@@ -544,6 +596,7 @@ impl MemoryType {
                     numallocs: p.numallocs,
                     numfrees: p.numfrees,
                     size: p.sizemask,
+                    numfailures: p.failures,
                 })
                 .collect(),
         }

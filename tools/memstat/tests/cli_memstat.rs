@@ -61,6 +61,34 @@ fn golden_malloc() {
         &memstat(&m_args(s, sys, &["-H", "--name", "foo_*", "-s", "name"])),
     );
     golden("malloc.json", &memstat(&m_args(s, sys, &["--json"])));
+    golden("malloc-long.txt", &memstat(&m_args(s, sys, &["-l", "-H"])));
+    golden(
+        "malloc-long-humanized.txt",
+        &memstat(&m_args(s, sys, &["-l", "-h"])),
+    );
+}
+
+/// A stream saved by a kernel of stream version 1 reads as it always did:
+/// the same table, and JSON without the keys version 2 added.
+#[test]
+fn golden_malloc_version_1() {
+    let d = tmpdir("cli_memstat_v1");
+    let p = d.join("v1.stream");
+    let v2 = memstat::stream::parse_stream(&sample_stream()).unwrap();
+    std::fs::write(
+        &p,
+        memstat::stream::write_stream_version(1, v2.maxcpus, &v2.types),
+    )
+    .unwrap();
+    let s = p.to_str().unwrap();
+    let sys = fixture("sysctl");
+    let sys = sys.to_str().unwrap();
+    golden("malloc.txt", &memstat(&m_args(s, sys, &["-m", "-H"])));
+    golden("malloc-v1.json", &memstat(&m_args(s, sys, &["--json"])));
+    golden(
+        "malloc-long-v1.txt",
+        &memstat(&m_args(s, sys, &["-l", "-H"])),
+    );
 }
 
 #[test]

@@ -24,10 +24,17 @@ fn totals_and_accessors() {
     assert_eq!(t.bytes(), 65536 + 4096 - 3072);
     assert_eq!(t.count(), 2);
     assert_eq!(t.sizemask(), (1 << 12) | (1 << 9) | (1 << 10));
+    // Two failures on CPU 1 (a version 2 stream counts them).
     assert_eq!(
         (t.countlimit(), t.byteslimit(), t.free(), t.failures()),
-        (0, 0, 0, 0)
+        (0, 0, 0, 2)
     );
+    assert_eq!(t.percpu_failures(1).unwrap(), 2);
+    assert_eq!((t.owner(), t.peak()), ("vmlinux", None));
+    let temp = l.find(AllocatorFilter::Malloc, "temp").unwrap();
+    assert_eq!(temp.peak(), Some(1016));
+    let foo = l.find(AllocatorFilter::Malloc, "foo bar").unwrap();
+    assert_eq!(foo.owner(), "foo_mod");
     assert_eq!(
         (t.sleeps(), t.xdomain(), t.zonefree(), t.kegfree()),
         (0, 0, 0, 0)

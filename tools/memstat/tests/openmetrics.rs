@@ -39,7 +39,7 @@ fn families_and_series() {
     let text = exposition(&sample_list());
     // One HELP and one TYPE line per family, then one sample per type.
     let families = text.lines().filter(|l| l.starts_with("# TYPE ")).count();
-    assert_eq!(families, 8);
+    assert_eq!(families, 10);
     let requests: Vec<_> = text
         .lines()
         .filter(|l| l.starts_with("malloc_type_requests_total{"))
@@ -47,18 +47,45 @@ fn families_and_series() {
     assert_eq!(requests.len(), 7);
     // Two types named "dup" stay two series, told apart by id.
     assert!(text.contains(
-        "malloc_type_in_use_bytes{type=\"dup\",probe=\"dup\",id=\"6\",zone=\"0\",origin=\"vmlinux\"} 8\n"
+        "malloc_type_in_use_bytes{type=\"dup\",probe=\"dup\",id=\"6\",zone=\"0\",origin=\"vmlinux\",module=\"vmlinux\"} 8\n"
     ));
     assert!(text.contains(
-        "malloc_type_in_use_bytes{type=\"dup\",probe=\"dup\",id=\"7\",zone=\"0\",origin=\"vmlinux\"} 16384\n"
+        "malloc_type_in_use_bytes{type=\"dup\",probe=\"dup\",id=\"7\",zone=\"0\",origin=\"vmlinux\",module=\"vmlinux\"} 16384\n"
     ));
-    // A module's type in zone 2, its probe name with `_` for the space.
+    // A module's type in zone 2, its probe name with `_` for the space, its module named.
     assert!(text.contains(
-        "malloc_type_requests_total{type=\"foo bar\",probe=\"foo_bar\",id=\"4\",zone=\"2\",origin=\"module\"} 3\n"
+        "malloc_type_requests_total{type=\"foo bar\",probe=\"foo_bar\",id=\"4\",zone=\"2\",origin=\"module\",module=\"foo_mod\"} 3\n"
     ));
+    // Failures for every type; a peak only for the type whose peak is tracked.
+    assert!(text.contains(
+        "malloc_type_failures_total{type=\"devbuf\",probe=\"devbuf\",id=\"1\",zone=\"0\",origin=\"vmlinux\",module=\"vmlinux\"} 2\n"
+    ));
+    let peaks: Vec<_> = text
+        .lines()
+        .filter(|l| l.starts_with("malloc_type_peak_bytes{"))
+        .collect();
+    assert_eq!(
+        peaks,
+        ["malloc_type_peak_bytes{type=\"temp\",probe=\"temp\",id=\"2\",zone=\"0\",origin=\"vmlinux\",module=\"vmlinux\"} 1016"]
+    );
     // A racy negative balance is 0, as vmstat -m shows it.
     assert!(text.contains("malloc_type_in_use_allocations{type=\"racy\",probe=\"racy\",id=\"5\""));
     assert!(text.ends_with("malloc_types 7\n"));
+}
+
+/// A version 1 stream has no owner: no `module` label (rather than an empty one).
+#[test]
+fn version_1_streams_have_no_module_label() {
+    let v2 = stream::parse_stream(&sample_stream()).unwrap();
+    let mut l = MemoryTypeList::new();
+    l.update_malloc_bytes(&stream::write_stream_version(1, v2.maxcpus, &v2.types))
+        .unwrap();
+    let text = exposition(&l);
+    assert!(!text.contains("module="), "{text}");
+    assert!(!text.contains("malloc_type_peak_bytes{"));
+    assert!(text.contains(
+        "malloc_type_failures_total{type=\"devbuf\",probe=\"devbuf\",id=\"1\",zone=\"0\",origin=\"vmlinux\"} 0\n"
+    ));
 }
 
 #[test]

@@ -4,13 +4,19 @@
 mod common;
 
 use common::*;
-use memstat::stream::{parse_stream, write_stream};
+use memstat::stream::{parse_stream, write_stream, write_stream_version};
 
 fn seeds() -> Vec<(&'static str, Vec<u8>, bool)> {
-    let mut v2 = sample_stream();
-    v2[0] = 2;
+    let mut v3 = sample_stream();
+    v3[0] = 3;
+    let v2 = parse_stream(&sample_stream()).unwrap();
     vec![
         ("sample", sample_stream(), true),
+        (
+            "version1",
+            write_stream_version(1, v2.maxcpus, &v2.types),
+            true,
+        ),
         ("empty", write_stream(1, &[]), true),
         (
             "one",
@@ -18,7 +24,7 @@ fn seeds() -> Vec<(&'static str, Vec<u8>, bool)> {
             true,
         ),
         ("truncated", sample_stream()[..200].to_vec(), false),
-        ("version2", v2, false),
+        ("version3", v3, false),
         ("zerocpus", write_stream(0, &[]), false),
     ]
 }

@@ -16,15 +16,70 @@ fn roundtrip_multi_type_multi_cpu() {
     assert_eq!(s.types[0].stats.len(), 4);
     assert_eq!(
         s.types[0].stats[1],
-        cpu(4096, 2048, 3, 1, (1 << 9) | (1 << 10))
+        stream::CpuStats {
+            numfailures: 2,
+            ..cpu(4096, 2048, 3, 1, (1 << 9) | (1 << 10))
+        }
     );
     assert_eq!(s.types[2].stats, vec![Default::default(); 4]);
     assert_eq!(s.types[3].name, "foo bar");
     assert_eq!(s.types[3].zone, 2);
     assert_eq!(s.types[3].flags, stream::FLAG_MODULE);
     assert_eq!(s.types[6].id, 7);
+    // Version 2's fields: the owner, the failures and a tracked peak.
+    assert_eq!(s.version, 2);
+    assert_eq!(s.types[3].owner, "foo_mod");
+    assert_eq!(s.types[0].owner, "vmlinux");
+    assert_eq!(s.types[0].stats[1].numfailures, 2);
+    assert_eq!(
+        (s.types[1].flags, s.types[1].peak),
+        (stream::FLAG_PEAK, 1016)
+    );
     // Writing what was parsed gives the same bytes.
     assert_eq!(write_stream(s.maxcpus, &s.types), buf);
+}
+
+#[test]
+fn version_1_streams_are_read() {
+    let v2 = parse_stream(&sample_stream()).unwrap();
+    let buf = stream::write_stream_version(1, v2.maxcpus, &v2.types);
+    assert_eq!(buf.len(), stream::expected_len_version(1, 7, 4).unwrap());
+    assert_eq!(buf.len(), 16 + 7 * (64 + 4 * 64));
+    let v1 = parse_stream(&buf).unwrap();
+    assert_eq!(v1.version, 1);
+    assert_eq!(v1.types.len(), v2.types.len());
+    for (a, b) in v1.types.iter().zip(&v2.types) {
+        // Everything but what version 2 added.
+        assert_eq!((&a.name, a.id, a.zone), (&b.name, b.id, b.zone));
+        assert_eq!(a.flags, b.flags & stream::FLAG_MODULE);
+        assert_eq!((a.peak, a.owner.as_str()), (0, ""));
+        for (x, y) in a.stats.iter().zip(&b.stats) {
+            assert_eq!(x.numfailures, 0);
+            assert_eq!(
+                (x.memalloced, x.memfreed, x.numallocs, x.numfrees, x.size),
+                (y.memalloced, y.memfreed, y.numallocs, y.numfrees, y.size)
+            );
+        }
+    }
+    // Every truncation of a version 1 stream is an error too.
+    for len in 0..buf.len() {
+        assert_eq!(
+            parse_stream(&buf[..len]).unwrap_err().kind(),
+            ErrorKind::DataError
+        );
+    }
+}
+
+#[test]
+fn unterminated_owner_is_an_error() {
+    let mut buf = sample_stream();
+    // The owner field of the first type: 64 bytes from byte 16 + 64.
+    for b in &mut buf[16 + 64..16 + 128] {
+        *b = b'x';
+    }
+    let e = parse_stream(&buf).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::DataError);
+    assert!(e.to_string().contains("owner is not NUL-terminated"), "{e}");
 }
 
 #[test]
@@ -50,7 +105,7 @@ fn trailing_bytes_are_an_error() {
 #[test]
 fn wrong_version() {
     let mut buf = sample_stream();
-    buf[0] = 2;
+    buf[0] = 3;
     let e = parse_stream(&buf).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Version);
     assert!(e.to_string().starts_with("Version mismatch"), "{e}");

@@ -31,7 +31,7 @@ enum Sort {
     name = "memstat",
     version,
     disable_help_flag = true,
-    after_help = "Examples:\n  memstat                      malloc types, as vmstat -m\n  memstat -z                   slab caches, as vmstat -z\n  memstat -m --json            libxo-style JSON\n  memstat -s memuse --name 'dev*'\n  memstat -w 1 -c 5            five reports, one second apart\n  memstat --save snap.bin      save a snapshot; read it back with -f snap.bin\n  memstat --prometheus         Prometheus metrics on standard output\n  memstat --listen 127.0.0.1:9725           an HTTP exporter for Prometheus\n  memstat --textfile /var/lib/node_exporter/malloc_types.prom -w 15"
+    after_help = "Examples:\n  memstat                      malloc types, as vmstat -m\n  memstat -z                   slab caches, as vmstat -z\n  memstat -m --json            libxo-style JSON\n  memstat -m -l                with failures, peaks and owners\n  memstat -s memuse --name 'dev*'\n  memstat -w 1 -c 5            five reports, one second apart\n  memstat --save snap.bin      save a snapshot; read it back with -f snap.bin\n  memstat --prometheus         Prometheus metrics on standard output\n  memstat --listen 127.0.0.1:9725           an HTTP exporter for Prometheus\n  memstat --textfile /var/lib/node_exporter/malloc_types.prom -w 15"
 )]
 struct Args {
     /// Report malloc types (the default when neither -m nor -z is given).
@@ -43,6 +43,10 @@ struct Args {
     /// Also show malloc types that were never used.
     #[arg(short = 'a', long)]
     all: bool,
+    /// With -m, also show each type's failed allocations (Fails), peak KiB in use while it is
+    /// tracked (HighUse; see /proc/malloc_types_peak) and owning module (Owner).
+    #[arg(short = 'l', long)]
+    long: bool,
     /// Print JSON with the keys of `vmstat --libxo json` instead of a table.
     #[arg(long)]
     json: bool,
@@ -158,6 +162,7 @@ fn run(args: &Args) -> Result<(), Failure> {
             Some(Sort::Requests) => SortKey::Requests,
         },
         name: args.name.clone(),
+        long: args.long,
     };
     let wait = match args.wait {
         Some(w) if w.is_finite() && w > 0.0 => Some(

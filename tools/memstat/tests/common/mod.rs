@@ -63,6 +63,7 @@ pub fn cpu(memalloced: u64, memfreed: u64, numallocs: u64, numfrees: u64, size: 
         numallocs,
         numfrees,
         size,
+        numfailures: 0,
     }
 }
 
@@ -72,6 +73,8 @@ pub fn ty(name: &str, id: u64, stats: Vec<CpuStats>) -> StreamType {
         id,
         zone: 0,
         flags: 0,
+        peak: 0,
+        owner: "vmlinux".to_string(),
         stats,
     }
 }
@@ -120,5 +123,10 @@ pub fn sample_stream() -> Vec<u8> {
     let mut types = sample_types();
     types[3].flags = memstat::stream::FLAG_MODULE;
     types[3].zone = 2;
+    types[3].owner = "foo_mod".to_string();
+    // Two failed allocations of devbuf on CPU 1, and the peak of temp tracked.
+    types[0].stats[1].numfailures = 2;
+    types[1].flags = memstat::stream::FLAG_PEAK;
+    types[1].peak = 1016;
     write_stream(4, &types)
 }

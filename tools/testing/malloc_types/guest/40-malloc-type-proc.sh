@@ -65,7 +65,7 @@ for want in "malloc_type_in_use_allocations$series 3" "malloc_type_in_use_bytes$
 	"malloc_type_requests_total$series 4" "malloc_type_size_classes_used$series 4"; do
 	grep -qx "$want" /tmp/leak.prom || { grep 'leak' /tmp/leak.prom; fail "memstat --prometheus: no '$want'"; }
 done
-[ "$(grep -c '^# TYPE ' /tmp/leak.prom)" = 8 ] || fail "memstat --prometheus: not 8 families"
+[ "$(grep -c '^# TYPE ' /tmp/leak.prom)" = 10 ] || fail "memstat --prometheus: not 10 families"
 grep -qx "malloc_types $((count + 1))" /tmp/leak.prom || fail "memstat --prometheus: malloc_types is not $((count + 1))"
 rmmod malloc_type_leak_test || fail "rmmod malloc_type_leak_test"
 grep -q '^malloc leak test ' $types && fail "the leak test type is still listed after rmmod"
