@@ -313,7 +313,10 @@ int malloc_type_for_each(int (*fn)(struct malloc_type *mtp, void *arg),
 }
 EXPORT_SYMBOL_GPL(malloc_type_for_each);
 
-static int malloc_type_register(struct malloc_type *mtp, bool is_module)
+/* mth_owner of the stream holds any module name. */
+static_assert(MODULE_NAME_LEN <= MALLOC_MAX_OWNER);
+
+static int malloc_type_register(struct malloc_type *mtp, struct module *mod)
 {
 	struct malloc_type_internal *mti = &mtp->ks_mti;
 	struct malloc_type_stats __percpu *stats;
@@ -330,11 +333,14 @@ static int malloc_type_register(struct malloc_type *mtp, bool is_module)
 	WRITE_ONCE(mti->mti_zone,
 		   malloc_type_zone_for_name(mtp->ks_shortdesc, numzones));
 	/* Read locklessly (READ_ONCE() in C, atomic loads in Rust). */
-	WRITE_ONCE(mti->mti_flags, is_module ? MALLOC_TYPE_F_MODULE : 0);
+	WRITE_ONCE(mti->mti_flags, mod ? MALLOC_TYPE_F_MODULE : 0);
+	/* The module's name lives as long as its types are registered. */
+	WRITE_ONCE(mti->mti_owner, mod ? mod->name : "vmlinux");
 	WRITE_ONCE(mti->mti_id, malloc_type_next_id++);
 	strscpy(mti->mti_probename, mtp->ks_shortdesc);
 	malloc_type_probe_name(mti->mti_probename);
 	malloc_type_probes_apply(mtp);
+	malloc_type_peak_register(mtp);
 	/* Publish the statistics last: their presence means "registered". */
 	smp_store_release(&mti->mti_stats, stats);
 	list_add(&mti->mti_list, &malloc_type_list);
@@ -366,6 +372,7 @@ malloc_type_unpublish(struct malloc_type *mtp)
 	list_del_init(&mti->mti_list);
 	WRITE_ONCE(malloc_type_nr, malloc_type_nr - 1);
 	WRITE_ONCE(mti->mti_stats, NULL);
+	malloc_type_peak_unregister(mtp);
 	return stats;
 }
 
@@ -434,7 +441,7 @@ static int malloc_type_module_coming(struct module *mod)
 
 	mutex_lock(&malloc_type_mutex);
 	for (i = 0; i < mod->num_malloc_types; i++) {
-		ret = malloc_type_register(mod->malloc_types_ptrs[i], true);
+		ret = malloc_type_register(mod->malloc_types_ptrs[i], mod);
 		if (ret)
 			break;
 	}
@@ -536,7 +543,7 @@ static int __init malloc_type_init(void)
 	mutex_lock(&malloc_type_mutex);
 	for (p = __start___malloc_types_ptrs; p < __stop___malloc_types_ptrs;
 	     p++) {
-		ret = malloc_type_register(*p, false);
+		ret = malloc_type_register(*p, NULL);
 		if (ret)
 			pr_warn("cannot register type %s: %d\n",
 				(*p)->ks_shortdesc, ret);

@@ -45,6 +45,7 @@ static struct malloc_type_stats mt_sum(struct malloc_type *mtp)
 		s.mts_numallocs += READ_ONCE(c->mts_numallocs);
 		s.mts_numfrees += READ_ONCE(c->mts_numfrees);
 		s.mts_size |= READ_ONCE(c->mts_size);
+		s.mts_numfailures += READ_ONCE(c->mts_numfailures);
 	}
 	return s;
 }
@@ -143,7 +144,11 @@ static void zero_size_and_null(struct kunit *test)
 		     before.mts_numfrees);
 }
 
-/* Arrays: overflow is NULL with no counter change; kcalloc_mt() zeroes. */
+/*
+ * Arrays: overflow is NULL, counted as a failure of the type and nothing
+ * else, as are a request too large and one for a node that does not exist;
+ * kcalloc_mt() zeroes.
+ */
 static void arrays_and_overflow(struct kunit *test)
 {
 	size_t both;
@@ -161,6 +166,7 @@ static void arrays_and_overflow(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, kmalloc_node_mt(8, GFP_KERNEL, MAX_NUMNODES,
 						M_KUNIT_C_FAIL));
 	expect_stats(test, M_KUNIT_C_FAIL, 0, 0, 0, 0);
+	KUNIT_EXPECT_EQ(test, mt_sum(M_KUNIT_C_FAIL).mts_numfailures, 5ULL);
 
 	a = kcalloc_mt(5, sizeof(*a), GFP_KERNEL, M_KUNIT_C_FAIL);
 	KUNIT_ASSERT_NOT_NULL(test, a);
@@ -173,6 +179,7 @@ static void arrays_and_overflow(struct kunit *test)
 	kfree_mt(a, M_KUNIT_C_FAIL);
 	both = kmalloc_size_roundup(5 * sizeof(*a)) + kmalloc_size_roundup(12);
 	expect_stats(test, M_KUNIT_C_FAIL, both, both, 2, 2);
+	KUNIT_EXPECT_EQ(test, mt_sum(M_KUNIT_C_FAIL).mts_numfailures, 5ULL);
 }
 
 /*

@@ -3,13 +3,16 @@
 //! Malloc types leak test module.
 //!
 //! Defines a malloc type, checks at load that the type was registered (from a module, exactly
-//! once: a type of an earlier load of this module must be gone), then leaks three allocations
-//! charged to it (8, 128 and 8192 accounted bytes), so that unloading the module logs:
+//! once: a type of an earlier load of this module must be gone), and that its owner is this
+//! module; makes one allocation that fails (too large, counted in the type's failures), then
+//! leaks three allocations charged to it (8, 128 and 8192 accounted bytes), so that unloading
+//! the module logs:
 //!
 //! `Warning: memory type malloc leak test leaked memory on destroy (3 allocations, 8328 bytes
 //! leaked).`
 
 use kernel::{
+    alloc::flags::__GFP_NOWARN,
     malloc_type,
     prelude::*, //
 };
@@ -45,6 +48,10 @@ impl kernel::Module for LeakTest {
             pr_err!("type not registered once from this module ({same_name} of that name)\n");
             return Err(EINVAL);
         }
+        if M_LEAK_TEST.owner() != c"malloc_type_leak_test" {
+            pr_err!("owner is {:?}, not this module\n", M_LEAK_TEST.owner());
+            return Err(EINVAL);
+        }
         pr_info!(
             "registered: id {} zone {} of {} types\n",
             M_LEAK_TEST.id(),
@@ -52,7 +59,15 @@ impl kernel::Module for LeakTest {
             malloc_type::count()
         );
 
-        // A balanced allocation, then three leaked ones.
+        // A failed allocation, a balanced one, then three leaked ones.
+        let too_large = malloc_type::KMALLOC_MAX_SIZE + 1;
+        if M_LEAK_TEST
+            .malloc(too_large, GFP_KERNEL | __GFP_NOWARN)
+            .is_ok()
+        {
+            pr_err!("an allocation of {too_large} bytes succeeded\n");
+            return Err(EINVAL);
+        }
         let p = M_LEAK_TEST.malloc(64, GFP_KERNEL)?;
         // SAFETY: `p` came from `M_LEAK_TEST` with 64 bytes and is not used again.
         unsafe { M_LEAK_TEST.free(p.as_ptr().cast()) };
@@ -60,7 +75,7 @@ impl kernel::Module for LeakTest {
             let _leaked = M_LEAK_TEST.malloc(size, GFP_KERNEL)?;
         }
         let s = M_LEAK_TEST.stats();
-        if s.in_use() != 3 || s.mem_use() != 8 + 128 + 8192 {
+        if s.in_use() != 3 || s.mem_use() != 8 + 128 + 8192 || s.numfailures != 1 {
             pr_err!("unexpected statistics {s:?}\n");
             return Err(EINVAL);
         }

@@ -3,8 +3,8 @@
 //! Malloc type statistics for userspace.
 //!
 //! - `/proc/malloc_types`: a table for people with the columns of FreeBSD's `vmstat -m` (Type,
-//!   InUse, MemUse, Requests, Size(s)) and the type's zone, behind a version line, as
-//!   `/proc/slabinfo` and `/proc/allocinfo` are.
+//!   InUse, MemUse, Requests, Size(s)) and the type's zone, failures, peak and owner, behind a
+//!   version line, as `/proc/slabinfo` and `/proc/allocinfo` are.
 //! - `/proc/malloc_stats`: the binary stream for programs, laid out as FreeBSD's
 //!   `kern.malloc_stats` sysctl (`include/uapi/linux/malloc_type.h`).
 //! - sysctls `kernel.malloc_count`, `vm.malloc_zone_count`, `vm.malloc_zone_sizes` and
@@ -51,7 +51,9 @@ module! {
 }
 
 /// Version of the `/proc/malloc_types` format, printed on its first line.
-const TYPES_VERSION: &str = "1.0";
+///
+/// 1.1 added the columns Fails, HighUse and Owner after Zone.
+const TYPES_VERSION: &str = "1.1";
 
 /// `MALLOC_TYPE_STREAM_VERSION` of the binary stream.
 const STREAM_VERSION: u32 = kernel::bindings::MALLOC_TYPE_STREAM_VERSION;
@@ -143,14 +145,15 @@ fn write_types_header(out: &mut impl Write) -> fmt::Result {
     write!(out, "malloc_types - version: {TYPES_VERSION}\n")?;
     write!(
         out,
-        "# {:>11} {:>5} {:>6} {:>8} {:>4}  {}\n",
-        "Type", "InUse", "MemUse", "Requests", "Zone", "Size(s)"
+        "# {:>11} {:>5} {:>6} {:>8} {:>4} {:>5} {:>7} {:<12}  {}\n",
+        "Type", "InUse", "MemUse", "Requests", "Zone", "Fails", "HighUse", "Owner", "Size(s)"
     )
 }
 
 /// The longest row of `/proc/malloc_types`: a name of [`malloc_type::NAME_MAX`] bytes, the
-/// columns with 20-digit counters, and every size class.
-const ROW_MAX: usize = 256;
+/// columns with 20-digit counters, an owner of [`malloc_type::OWNER_MAX`] bytes, and every size
+/// class.
+const ROW_MAX: usize = 512;
 
 /// A row of `/proc/malloc_types`, built in a stack buffer so that it reaches the seq_file in
 /// one write, without `core::fmt`'s per-argument machinery (which cost two thirds of a read).
@@ -203,6 +206,12 @@ impl Row {
         self.push(b);
     }
 
+    /// Appends `b` left-aligned in `width` characters of which `b` is `chars`, as `{:<width}`.
+    fn left(&mut self, width: usize, chars: usize, b: &[u8]) {
+        self.push(b);
+        self.right(width.saturating_sub(chars), 0, b"");
+    }
+
     /// Appends `v` in decimal, right-aligned in `width` characters.
     fn num(&mut self, width: usize, v: u64) {
         let mut digits = [0u8; 20];
@@ -227,28 +236,63 @@ impl Row {
     }
 }
 
-/// Writes one row of `/proc/malloc_types` for a type called `name` in zone `zone` with the
-/// statistics `s` summed over the possible CPUs.
+/// What a row of `/proc/malloc_types` shows of a type.
+struct RowData<'a> {
+    /// The name (`ks_shortdesc`).
+    name: &'a [u8],
+    /// The zone (`mti_zone`).
+    zone: u32,
+    /// The owning module, or `vmlinux`.
+    owner: &'a [u8],
+    /// The peak bytes in use, when tracked.
+    peak: Option<u64>,
+    /// The statistics summed over the possible CPUs.
+    stats: Stats,
+}
+
+impl<'a> RowData<'a> {
+    /// The row of registered type `t`.
+    fn of(t: &'a MallocType) -> Self {
+        Self {
+            name: t.name().to_bytes(),
+            zone: t.zone(),
+            owner: t.owner().to_bytes(),
+            peak: t.peak(),
+            stats: t.stats(),
+        }
+    }
+}
+
+/// The width in characters of `s`: its length for the common ASCII string, tested a word at a
+/// time.
+fn chars(s: &str) -> usize {
+    if s.is_ascii() {
+        s.len()
+    } else {
+        s.chars().count()
+    }
+}
+
+/// Writes one row of `/proc/malloc_types` for the type `r` describes.
 ///
 /// InUse is allocations minus frees and MemUse the bytes in use in KiB, rounded up, with a `K`
 /// suffix, as `vmstat -m` prints them; both are clamped to 0 when racing per-CPU reads make them
-/// negative. Size(s) lists the kmalloc size classes the type has used, comma-separated, after two
-/// spaces; a type that has used none ends its row at the zone, so that no row ends in white
-/// space. The name is right-aligned in 13 characters (a name that is not UTF-8 shows as `?`).
-fn write_type_row(out: &mut impl Sink, name: &[u8], zone: u32, s: &Stats) -> Result {
+/// negative. Fails counts the allocations that returned no memory; HighUse is the peak bytes in
+/// use in KiB, rounded up, while it is tracked (`/proc/malloc_types_peak`), `-` otherwise; Owner
+/// is the module that defines the type, or `vmlinux`. Size(s) lists the kmalloc size classes
+/// the type has used, comma-separated, after the owner padded to 12 characters and two spaces;
+/// a type that has used none ends its row at the owner, so that no row ends in white space. The
+/// name is right-aligned in 13 characters (a name or owner that is not UTF-8 shows as `?`).
+fn write_type_row(out: &mut impl Sink, r: &RowData<'_>) -> Result {
+    let s = &r.stats;
     // CAST: Clamped to be non-negative.
     let in_use = s.in_use().max(0) as u64;
     // CAST: Clamped to be non-negative just before.
     let mem_use_kib = (s.mem_use().max(0) as u64).div_ceil(1024);
-    let name = core::str::from_utf8(name).unwrap_or("?");
+    let name = core::str::from_utf8(r.name).unwrap_or("?");
+    let owner = core::str::from_utf8(r.owner).unwrap_or("?");
     let mut row = Row::new();
-    // The width in characters: the length for the common ASCII name, tested a word at a time.
-    let chars = if name.is_ascii() {
-        name.len()
-    } else {
-        name.chars().count()
-    };
-    row.right(13, chars, name.as_bytes());
+    row.right(13, chars(name), name.as_bytes());
     row.push(b" ");
     row.num(5, in_use);
     row.push(b" ");
@@ -256,7 +300,24 @@ fn write_type_row(out: &mut impl Sink, name: &[u8], zone: u32, s: &Stats) -> Res
     row.push(b"K ");
     row.num(8, s.numallocs);
     row.push(b" ");
-    row.num(4, u64::from(zone));
+    row.num(4, u64::from(r.zone));
+    row.push(b" ");
+    row.num(5, s.numfailures);
+    row.push(b" ");
+    match r.peak {
+        Some(peak) => {
+            row.num(6, peak.div_ceil(1024));
+            row.push(b"K");
+        }
+        None => row.right(7, 1, b"-"),
+    }
+    row.push(b" ");
+    let sizes = s.size & (u64::MAX >> (64 - malloc_type::zone_sizes().len().clamp(1, 64)));
+    if sizes == 0 {
+        row.push(owner.as_bytes());
+    } else {
+        row.left(12, chars(owner), owner.as_bytes());
+    }
     let mut sep: &[u8] = b"  ";
     for (i, &size) in malloc_type::zone_sizes().iter().enumerate() {
         if s.size & (1u64 << i) != 0 {
@@ -274,8 +335,9 @@ fn write_type_row(out: &mut impl Sink, name: &[u8], zone: u32, s: &Stats) -> Res
 struct TypesFile;
 
 /// The bytes of `/proc/malloc_types` estimated for one type: its row is at most 31 bytes of name,
-/// 28 of columns and 53 of size classes (all 13 of x86_64), and usually far less.
-const TYPES_ROW_ESTIMATE: usize = 96;
+/// 42 of columns, an owner (12 for most) and 53 of size classes (all 13 of x86_64), and usually
+/// far less.
+const TYPES_ROW_ESTIMATE: usize = 144;
 
 /// Types that may register between the `open()` of a file and its read, allowed for in the size
 /// hints.
@@ -298,7 +360,7 @@ impl SingleShow for TypesFile {
             if m.has_overflowed() {
                 return Err(None);
             }
-            write_type_row(&mut out, t.name().to_bytes(), t.zone(), &t.stats()).map_err(Some)
+            write_type_row(&mut out, &RowData::of(t)).map_err(Some)
         });
         match r {
             Ok(()) | Err(None) => Ok(()),
@@ -309,7 +371,7 @@ impl SingleShow for TypesFile {
 
 // The stream's records, as laid out in `include/uapi/linux/malloc_type.h`.
 const STREAM_HEADER_SIZE: usize = 16;
-const TYPE_HEADER_SIZE: usize = 64;
+const TYPE_HEADER_SIZE: usize = 128;
 const STATS_SIZE: usize = 64;
 const _: () = {
     use kernel::bindings::{
@@ -324,10 +386,13 @@ const _: () = {
     assert!(core::mem::offset_of!(malloc_type_header, mth_id) == 32);
     assert!(core::mem::offset_of!(malloc_type_header, mth_zone) == 40);
     assert!(core::mem::offset_of!(malloc_type_header, mth_flags) == 44);
+    assert!(core::mem::offset_of!(malloc_type_header, mth_peak) == 48);
+    assert!(core::mem::offset_of!(malloc_type_header, mth_owner) == 64);
     assert!(core::mem::offset_of!(malloc_type_stats, mts_memfreed) == 8);
     assert!(core::mem::offset_of!(malloc_type_stats, mts_numallocs) == 16);
     assert!(core::mem::offset_of!(malloc_type_stats, mts_numfrees) == 24);
     assert!(core::mem::offset_of!(malloc_type_stats, mts_size) == 32);
+    assert!(core::mem::offset_of!(malloc_type_stats, mts_numfailures) == 40);
 };
 
 /// Appends `struct malloc_type_stream_header` for `count` types of `ncpus` records to `out`.
@@ -339,21 +404,30 @@ fn put_stream_header(out: &mut impl Sink, ncpus: u32, count: u32) -> Result {
 }
 
 /// Appends `struct malloc_type_header` of `t` to `out`, in one write: the name (at most
-/// [`malloc_type::NAME_MAX`] bytes, NUL-padded), the id, the zone and the flags at their offsets
-/// (see `MallocType::uapi_header`), the reserved words zero.
+/// [`malloc_type::NAME_MAX`] bytes, NUL-padded), the id, the zone, the flags and the peak at
+/// their offsets, the owner (at most [`malloc_type::OWNER_MAX`] bytes, NUL-padded) (see
+/// `MallocType::uapi_header`), the reserved word zero.
 fn put_type_header(out: &mut impl Sink, t: &MallocType) -> Result {
     let mut rec = [0u8; TYPE_HEADER_SIZE];
     let name = t.name().to_bytes();
     let n = name.len().min(malloc_type::NAME_MAX);
     rec[..n].copy_from_slice(&name[..n]);
-    let flags = if t.is_module() {
-        kernel::bindings::MALLOC_TYPE_F_MODULE
+    let peak = t.peak();
+    let mut flags = if peak.is_some() {
+        kernel::bindings::MALLOC_TYPE_F_PEAK
     } else {
         0
     };
+    if t.is_module() {
+        flags |= kernel::bindings::MALLOC_TYPE_F_MODULE;
+    }
     rec[32..40].copy_from_slice(&t.id().to_ne_bytes());
     rec[40..44].copy_from_slice(&t.zone().to_ne_bytes());
     rec[44..48].copy_from_slice(&flags.to_ne_bytes());
+    rec[48..56].copy_from_slice(&peak.unwrap_or(0).to_ne_bytes());
+    let owner = t.owner().to_bytes();
+    let n = owner.len().min(malloc_type::OWNER_MAX);
+    rec[64..64 + n].copy_from_slice(&owner[..n]);
     out.put_array(&rec)
 }
 
@@ -365,6 +439,7 @@ fn put_stats(out: &mut impl Sink, s: &Stats) -> Result {
     rec[16..24].copy_from_slice(&s.numallocs.to_ne_bytes());
     rec[24..32].copy_from_slice(&s.numfrees.to_ne_bytes());
     rec[32..40].copy_from_slice(&s.size.to_ne_bytes());
+    rec[40..48].copy_from_slice(&s.numfailures.to_ne_bytes());
     out.put_array(&rec)
 }
 
@@ -503,8 +578,18 @@ mod tests {
     }
 
     fn row(name: &[u8], zone: u32, s: &Stats) -> Result<KVec<u8>> {
+        row_of(&RowData {
+            name,
+            zone,
+            owner: b"vmlinux",
+            peak: None,
+            stats: *s,
+        })
+    }
+
+    fn row_of(r: &RowData<'_>) -> Result<KVec<u8>> {
         let mut buf = Buf(KVec::new());
-        write_type_row(&mut buf, name, zone, s).map_err(|_| ENOMEM)?;
+        write_type_row(&mut buf, r).map_err(|_| ENOMEM)?;
         Ok(buf.0)
     }
 
@@ -514,7 +599,8 @@ mod tests {
         write_types_header(&mut buf).map_err(|_| ENOMEM)?;
         assert_eq!(
             &buf.0[..],
-            b"malloc_types - version: 1.0\n#        Type InUse MemUse Requests Zone  Size(s)\n"
+            b"malloc_types - version: 1.1\n#        Type InUse MemUse Requests Zone Fails HighUse \
+              Owner         Size(s)\n"
         );
         Ok(())
     }
@@ -547,10 +633,14 @@ mod tests {
             numallocs: 3,
             numfrees: 1,
             size: (1 << 1) | (1 << 4) | (1 << 12),
+            numfailures: 0,
         };
         assert_eq!(
             &row(b"devbuf", 0, &s)?[..],
-            &with_sizes(b"       devbuf     2     9K        3    0", s.size)?[..]
+            &with_sizes(
+                b"       devbuf     2     9K        3    0     0       - vmlinux     ",
+                s.size
+            )?[..]
         );
         Ok(())
     }
@@ -564,7 +654,7 @@ mod tests {
         };
         assert_eq!(
             &row(b"t", 2, &one)?[..],
-            b"            t     1     1K        1    2\n"
+            b"            t     1     1K        1    2     0       - vmlinux\n"
         );
         let exact = Stats {
             memalloced: 2048,
@@ -574,7 +664,7 @@ mod tests {
         };
         assert_eq!(
             &row(b"t", 0, &exact)?[..],
-            b"            t     1     2K        1    0  2048\n"
+            b"            t     1     2K        1    0     0       - vmlinux       2048\n"
         );
         Ok(())
     }
@@ -588,10 +678,11 @@ mod tests {
             numallocs: 1,
             numfrees: 2,
             size: 1 << 3,
+            numfailures: 0,
         };
         assert_eq!(
             &row(b"racy", 0, &s)?[..],
-            b"         racy     0     0K        1    0  64\n"
+            b"         racy     0     0K        1    0     0       - vmlinux       64\n"
         );
         Ok(())
     }
@@ -601,7 +692,7 @@ mod tests {
         let s = Stats::default();
         assert_eq!(
             &row(b"a name longer than 13", 0, &s)?[..],
-            b"a name longer than 13     0     0K        0    0\n"
+            b"a name longer than 13     0     0K        0    0     0       - vmlinux\n"
         );
         Ok(())
     }
@@ -620,14 +711,56 @@ mod tests {
         assert_eq!(
             &row("caf\u{e9}".as_bytes(), 15, &s)?[..],
             &with_sizes(
-                "         caf\u{e9} 9223372036854775807 9007199254740992K 9223372036854775807   15"
-                    .as_bytes(),
+                concat!(
+                    "         caf\u{e9} 9223372036854775807 9007199254740992K 9223372036854775807",
+                    "   15     0       - vmlinux     "
+                )
+                .as_bytes(),
                 s.size
             )?[..]
         );
         assert_eq!(
             &row(b"\xff", 0, &Stats::default())?[..],
-            b"            ?     0     0K        0    0\n"
+            b"            ?     0     0K        0    0     0       - vmlinux\n"
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn row_failures_peak_and_owner() -> Result {
+        let s = Stats {
+            memalloced: 4096,
+            numallocs: 1,
+            size: 0,
+            numfailures: 3,
+            ..Default::default()
+        };
+        let r = RowData {
+            name: b"binder",
+            zone: 0,
+            owner: b"rust_binder",
+            peak: Some(8193),
+            stats: s,
+        };
+        assert_eq!(
+            &row_of(&r)?[..],
+            b"       binder     1     4K        1    0     3      9K rust_binder\n"
+        );
+        let r = RowData {
+            owner: b"a_module_name_longer_than_twelve",
+            stats: Stats { size: 1, ..s },
+            ..r
+        };
+        assert_eq!(
+            &row_of(&r)?[..],
+            &with_sizes(
+                concat!(
+                    "       binder     1     4K        1    0     3      9K ",
+                    "a_module_name_longer_than_twelve"
+                )
+                .as_bytes(),
+                1
+            )?[..]
         );
         Ok(())
     }
@@ -648,7 +781,7 @@ mod tests {
         let mut text = Buf(KVec::new());
         write_types_header(&mut text).map_err(|_| ENOMEM)?;
         malloc_type::try_for_each(|t: &MallocType| {
-            write_type_row(&mut text, t.name().to_bytes(), t.zone(), &t.stats()).map_err(|_| ENOMEM)
+            write_type_row(&mut text, &RowData::of(t)).map_err(|_| ENOMEM)
         })?;
         assert!(text.0.len() <= TypesFile::size_hint());
         Ok(())
@@ -677,7 +810,7 @@ mod tests {
         let count = u32_at(8) as usize;
         assert_eq!(ncpus, nr_cpu_ids() as usize);
         assert!(count >= 1);
-        let per_type = 64 + 64 * ncpus;
+        let per_type = 128 + 64 * ncpus;
         assert_eq!(stream.len(), 16 + count * per_type);
 
         // Find the test type by name and check its summed records.
@@ -688,9 +821,10 @@ mod tests {
                 continue;
             }
             found += 1;
+            assert_eq!(&stream[base + 64..base + 72], b"vmlinux\0");
             let (mut allocs, mut bytes, mut mask) = (0u64, 0u64, 0u64);
             for cpu in 0..ncpus {
-                let rec = base + 64 + cpu * 64;
+                let rec = base + 128 + cpu * 64;
                 let u64_at = |off: usize| {
                     let mut a = [0u8; 8];
                     a.copy_from_slice(&stream[off..off + 8]);

@@ -23,6 +23,7 @@
 #ifndef _LINUX_MALLOC_TYPE_H
 #define _LINUX_MALLOC_TYPE_H
 
+#include <linux/atomic.h>
 #include <linux/build_bug.h>
 #include <linux/compiler_types.h>
 #include <linux/gfp_types.h>
@@ -60,6 +61,15 @@
  * @mti_probename: the probe name (the name with each ASCII white-space
  *	character replaced by '_', malloc_type_probe_name()), computed once at
  *	registration for the dtmalloc events and the probe list.
+ * @mti_peak_on: 1 while the type's peak bytes in use are tracked (a pattern
+ *	in /proc/malloc_types_peak matches its probe name), 0 otherwise. Read
+ *	locklessly by the accounting, which then keeps @mti_in_use.
+ * @mti_owner: the name of the module that defines the type, "vmlinux" for
+ *	the kernel's own types; valid while the type is registered.
+ * @mti_in_use: while the peak is tracked, the type's bytes in use
+ *	(accounted sizes): the per-CPU sum when tracking started (0 for a type
+ *	that registers tracked), then every allocation and free since.
+ * @mti_peak: the highest @mti_in_use since tracking started or was reset.
  *
  * All fields are zero in a type that was never registered. They are written
  * only by mm/malloc_type.c, under the registry mutex: at registration (boot,
@@ -76,6 +86,10 @@ struct malloc_type_internal {
 	u64				mti_id;
 	struct list_head		mti_list;
 	char				mti_probename[MALLOC_MAX_NAME];
+	u32				mti_peak_on;
+	const char			*mti_owner;
+	atomic64_t			mti_in_use;
+	atomic64_t			mti_peak;
 };
 
 /**
@@ -171,6 +185,36 @@ struct dtmalloc_selection {
 
 extern struct dtmalloc_selection dtmalloc_probes_selected;
 /**
+ * struct malloc_type_events - whether the accounting has more to do than count
+ * @malloc: on while the dtmalloc:malloc tracepoint has a probe or any type
+ *	has its peak tracked: an allocation then also tests the type's
+ *	mti_peak_on and the tracepoint.
+ * @free: the same for frees and dtmalloc:free.
+ *
+ * Counted keys (static_branch_inc()): the tracepoints' reg and unreg
+ * functions hold one reference each, and each tracked type one of both.
+ * With neither tracing nor peaks, a typed allocation costs one no-op here.
+ */
+struct malloc_type_events {
+	struct static_key_false malloc;
+	struct static_key_false free;
+};
+
+extern struct malloc_type_events malloc_type_events;
+/* The reg and unreg functions of the dtmalloc tracepoints. */
+int dtmalloc_malloc_reg(void);
+void dtmalloc_malloc_unreg(void);
+int dtmalloc_free_reg(void);
+void dtmalloc_free_unreg(void);
+/* Peak tracking (mm/malloc_type_peak.c), called by the accounting. */
+void malloc_type_peak_alloc(struct malloc_type *mtp, unsigned long size);
+void malloc_type_peak_free(struct malloc_type *mtp, unsigned long size);
+/* At registration and unregistration, registry mutex held. */
+void malloc_type_peak_register(struct malloc_type *mtp);
+void malloc_type_peak_unregister(struct malloc_type *mtp);
+/* Starts (or resets) and stops tracking a registered type's peak. */
+void malloc_type_peak_track(struct malloc_type *mtp, bool on);
+/**
  * struct malloc_type_default_switch - whether untyped Rust allocations are charged
  * @off: on when the kernel was booted with malloc_types.default_types=0:
  *	Kmalloc, Vmalloc and KVmalloc then leave their allocations uncharged
@@ -236,9 +280,10 @@ void malloc_type_kvfree(const void *p, struct malloc_type *mtp);
  * FreeBSD's malloc_domainset(9). The block comes from the shared kmalloc
  * caches for a type in zone 0 and from its zone's buckets otherwise
  * (malloc_types.numzones=), and is charged its size class (or its pages above
- * KMALLOC_MAX_CACHE_SIZE); the dtmalloc:malloc event fires. A failure, a size
- * above KMALLOC_MAX_SIZE or a NULL @type (a bug, with a warning) changes no
- * counter and returns NULL. Zero bytes: ZERO_SIZE_PTR, nothing charged.
+ * KMALLOC_MAX_CACHE_SIZE); the dtmalloc:malloc event fires. A failure or a
+ * size above KMALLOC_MAX_SIZE returns NULL and counts one in the type's
+ * mts_numfailures, changing no other counter; a NULL @type (a bug) warns
+ * and returns NULL. Zero bytes: ZERO_SIZE_PTR, nothing charged.
  *
  * Context: as for kmalloc() with @flags.
  * Return: the memory, to be freed with kfree_mt() of the same type; or NULL.
@@ -292,7 +337,7 @@ static inline void *kzalloc_mt(size_t size, gfp_t flags,
  * @type: the malloc type.
  *
  * FreeBSD's mallocarray(9), except that an overflow of @n * @size returns
- * NULL (no counter changes) instead of panicking.
+ * NULL (counted as a failure of the type) instead of panicking.
  *
  * Context: as for kmalloc() with @flags.
  * Return: the memory, to be freed with kfree_mt(); or NULL.
@@ -302,8 +347,9 @@ static inline void *kmalloc_array_mt(size_t n, size_t size, gfp_t flags,
 {
 	size_t bytes;
 
+	/* SIZE_MAX fails, counted as the type's failure. */
 	if (unlikely(check_mul_overflow(n, size, &bytes)))
-		return NULL;
+		bytes = SIZE_MAX;
 	return malloc_type_kmalloc_node(bytes, flags, NUMA_NO_NODE, type);
 }
 
@@ -339,7 +385,7 @@ static inline void *kcalloc_mt(size_t n, size_t size, gfp_t flags,
  *
  * Context: as for kmalloc() with @flags.
  * Return: the memory, or NULL on failure, with @p unchanged and still
- * allocated, and no counter changed.
+ * allocated, and only the type's failure count changed.
  */
 static inline void *krealloc_mt(const void *p, size_t new_size, gfp_t flags,
 				struct malloc_type *type)
@@ -424,15 +470,16 @@ static inline void *kvzalloc_mt(size_t size, gfp_t flags,
  *
  * Context: process context, as kvmalloc().
  * Return: the memory, to be freed with kvfree_mt(); NULL on failure or when
- * @n * @size overflows (no counter changes then).
+ * @n * @size overflows (a failure of the type then).
  */
 static inline void *kvmalloc_array_mt(size_t n, size_t size, gfp_t flags,
 				      struct malloc_type *type)
 {
 	size_t bytes;
 
+	/* SIZE_MAX fails, counted as the type's failure. */
 	if (unlikely(check_mul_overflow(n, size, &bytes)))
-		return NULL;
+		bytes = SIZE_MAX;
 	return malloc_type_kvmalloc_node(bytes, flags, NUMA_NO_NODE, type);
 }
 

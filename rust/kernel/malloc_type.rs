@@ -15,7 +15,8 @@
 //! allocated. No call from the type's owner is needed.
 //!
 //! Differences from FreeBSD's `malloc(9)`, on purpose:
-//! - a failed allocation changes no counter;
+//! - a failed allocation (an error, not a panic) counts in the type's `mts_numfailures` and
+//!   changes no other counter;
 //! - a `realloc` is accounted as a free of the old block and an allocation of the new one, even
 //!   when the block is resized in place;
 //! - an overflowing array allocation is an error ([`EOVERFLOW`]), not a panic;
@@ -103,6 +104,12 @@ pub(crate) use self::size_class::{
 pub const NAME_MAX: usize = 31;
 
 const _: () = assert!(NAME_MAX + 1 == bindings::MALLOC_MAX_NAME as usize);
+
+/// The longest owner (module name) the `/proc/malloc_stats` stream carries, in bytes, without
+/// the terminating NUL (`MALLOC_MAX_OWNER - 1`; module names are shorter).
+pub const OWNER_MAX: usize = 63;
+
+const _: () = assert!(OWNER_MAX + 1 == bindings::MALLOC_MAX_OWNER as usize);
 
 /// A malloc type.
 ///
@@ -227,6 +234,55 @@ impl MallocType {
         // SAFETY: The field is valid and aligned; the registry stores it with `WRITE_ONCE()`.
         // ORDERING: Relaxed, as in `zone`.
         unsafe { atomic_load(ptr::addr_of_mut!((*self.as_raw()).ks_mti.mti_id), Relaxed) }
+    }
+
+    /// Returns the name of the module that defines the type, `vmlinux` for the kernel's own
+    /// types, and an empty string while the type is not registered.
+    ///
+    /// # Context
+    ///
+    /// Any context.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// kernel::malloc_define!(M_OWNER_DOC, "owner doc", "owner() example");
+    ///
+    /// // Doctests are built into the kernel.
+    /// assert_eq!(M_OWNER_DOC.owner().to_bytes(), b"vmlinux");
+    /// ```
+    pub fn owner(&self) -> &CStr {
+        // SAFETY: The field is valid and aligned; the registry stores it with `WRITE_ONCE()`.
+        // ORDERING: Relaxed, as in `zone`.
+        let p = unsafe {
+            atomic_load(
+                ptr::addr_of_mut!((*self.as_raw()).ks_mti.mti_owner),
+                Relaxed,
+            )
+        };
+        if p.is_null() {
+            return c"";
+        }
+        // SAFETY: A non-null `mti_owner` is a string literal or the name of the module that
+        // defines the type, which outlives the type's code and so `self`'s uses by it.
+        unsafe { CStr::from_char_ptr(p) }
+    }
+
+    /// Returns the type's peak bytes in use (accounted sizes) while its peak is tracked
+    /// (`/proc/malloc_types_peak`, `mm/malloc_type_peak.c`), `None` otherwise.
+    ///
+    /// # Context
+    ///
+    /// Any context.
+    pub fn peak(&self) -> Option<u64> {
+        if !trace::peak_tracked(self) {
+            return None;
+        }
+        // SAFETY: `mti_peak` is a valid, aligned `atomic64_t` of a live type.
+        let v =
+            unsafe { bindings::atomic64_read(ptr::addr_of_mut!((*self.as_raw()).ks_mti.mti_peak)) };
+        // CAST: The peak is not negative: it starts at a clamped sum and only rises.
+        Some(v.max(0) as u64)
     }
 
     /// Returns whether the type is defined in a loadable module.

@@ -108,7 +108,8 @@ impl kernel::Module for RustMallocTypes {
             numbers: Vec::new(),
         };
 
-        // An overflowing array is an error, not a panic.
+        // An overflowing array is an error, not a panic; the type counts it among its failures
+        // (`mts_numfailures`, the Fails column of `/proc/malloc_types`).
         if M_SAMPLE_BUF
             .mallocarray(usize::MAX / 2, 4, GFP_KERNEL)
             .is_ok()

@@ -60,22 +60,30 @@ DECLARE_EVENT_CLASS(dtmalloc,
 		  __get_str(name))
 );
 
-/* After every successful typed allocation, once its counters are updated. */
-DEFINE_EVENT(dtmalloc, malloc,
+/*
+ * After every successful typed allocation, once its counters are updated.
+ * The reg and unreg functions switch the accounting's test of the event on
+ * and off (struct malloc_type_events, mm/malloc_type_peak.c).
+ */
+DEFINE_EVENT_FN(dtmalloc, malloc,
 
 	TP_PROTO(struct malloc_type *mtp, struct malloc_type_internal *mtip,
 		 struct malloc_type_stats *mtsp, unsigned long size, int zindx),
 
-	TP_ARGS(mtp, mtip, mtsp, size, zindx)
+	TP_ARGS(mtp, mtip, mtsp, size, zindx),
+
+	dtmalloc_malloc_reg, dtmalloc_malloc_unreg
 );
 
 /* On every typed free, once its counters are updated; zindx is 0. */
-DEFINE_EVENT(dtmalloc, free,
+DEFINE_EVENT_FN(dtmalloc, free,
 
 	TP_PROTO(struct malloc_type *mtp, struct malloc_type_internal *mtip,
 		 struct malloc_type_stats *mtsp, unsigned long size, int zindx),
 
-	TP_ARGS(mtp, mtip, mtsp, size, zindx)
+	TP_ARGS(mtp, mtip, mtsp, size, zindx),
+
+	dtmalloc_free_reg, dtmalloc_free_unreg
 );
 
 #endif /* _TRACE_DTMALLOC_H */

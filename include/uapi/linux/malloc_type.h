@@ -13,9 +13,15 @@
  *	mtsh_count * (sizeof(struct malloc_type_header) +
  *		      mtsh_maxcpus * sizeof(struct malloc_type_stats))
  *
- * Differences from FreeBSD: the per-type header is 64 bytes, not 32; it
- * carries the type's zone and a registration id that tells two types of
- * the same name apart.
+ * Differences from FreeBSD: the per-type header is 128 bytes, not 32; it
+ * carries the type's zone, a registration id that tells two types of the
+ * same name apart, the module that owns the type and its peak bytes in use;
+ * each CPU's record also counts the allocations that failed.
+ *
+ * Version 1 had a 64-byte struct malloc_type_header: the first 64 bytes of
+ * today's, with mth_peak zero and MALLOC_TYPE_F_PEAK never set, and no
+ * mth_owner; its stats records are today's, with mts_numfailures zero.
+ * Readers tell the layouts apart by mtsh_version.
  */
 #ifndef _UAPI_LINUX_MALLOC_TYPE_H
 #define _UAPI_LINUX_MALLOC_TYPE_H
@@ -23,13 +29,16 @@
 #include <linux/types.h>
 
 /* Version of the stream layout; bumped on any incompatible change. */
-#define MALLOC_TYPE_STREAM_VERSION	0x00000001
+#define MALLOC_TYPE_STREAM_VERSION	0x00000002
 
 /* Bytes of a type name in the stream, including the terminating NUL. */
 #define MALLOC_MAX_NAME			32
 
 /* The number of kmalloc size classes a zindx can name (x86_64). */
 #define MALLOC_TYPE_ZONE_COUNT_MAX	64
+
+/* Bytes of the owner's name in the stream, including the terminating NUL. */
+#define MALLOC_MAX_OWNER		64
 
 /**
  * struct malloc_type_stream_header - first 16 bytes of the stream
@@ -47,9 +56,10 @@ struct malloc_type_stream_header {
 
 /* Bits of malloc_type_header.mth_flags. */
 #define MALLOC_TYPE_F_MODULE		0x00000001	/* defined in a loadable module */
+#define MALLOC_TYPE_F_PEAK		0x00000002	/* mth_peak is tracked */
 
 /**
- * struct malloc_type_header - 64 bytes that open each type's records
+ * struct malloc_type_header - 128 bytes that open each type's records
  * @mth_name: the type's short description, NUL-terminated, truncated
  *	to MALLOC_MAX_NAME - 1 bytes, zero-filled.
  * @mth_id: registration id: unique for the life of the kernel, never
@@ -57,14 +67,21 @@ struct malloc_type_stream_header {
  * @mth_zone: the type's zone (mti_zone): 0 for the shared kmalloc caches,
  *	1..numzones-1 for a dedicated set of kmalloc buckets.
  * @mth_flags: MALLOC_TYPE_F_* bits.
+ * @mth_peak: with MALLOC_TYPE_F_PEAK, the highest bytes in use (accounted
+ *	sizes) since its tracking started or was last reset
+ *	(/proc/malloc_types_peak); zero without.
  * @_mth_reserved: zero.
+ * @mth_owner: the name of the module that defines the type, or "vmlinux",
+ *	NUL-terminated, zero-filled.
  */
 struct malloc_type_header {
 	char	mth_name[MALLOC_MAX_NAME];
 	__u64	mth_id;
 	__u32	mth_zone;
 	__u32	mth_flags;
-	__u64	_mth_reserved[2];
+	__u64	mth_peak;
+	__u64	_mth_reserved;
+	char	mth_owner[MALLOC_MAX_OWNER];
 };
 
 /**
@@ -74,7 +91,9 @@ struct malloc_type_header {
  * @mts_numallocs: number of allocations on this CPU.
  * @mts_numfrees: number of frees on this CPU.
  * @mts_size: bitmask of the zindx values (kmalloc size classes) used.
- * @_mts_reserved1: zero.
+ * @mts_numfailures: number of typed allocations on this CPU that returned
+ *	no memory (the allocator failed, or the request was too large or its
+ *	size overflowed); they change no other counter.
  * @_mts_reserved2: zero.
  * @_mts_reserved3: zero.
  *
@@ -88,7 +107,7 @@ struct malloc_type_stats {
 	__u64	mts_numallocs;
 	__u64	mts_numfrees;
 	__u64	mts_size;
-	__u64	_mts_reserved1;
+	__u64	mts_numfailures;
 	__u64	_mts_reserved2;
 	__u64	_mts_reserved3;
 };

@@ -106,7 +106,7 @@ impl MallocType {
             // SAFETY: `s` is the normal kmalloc cache of `size`'s size class, which is what
             // `kmalloc(size, flags)` allocates from for these flags; any flags are accepted.
             let p = unsafe { bindings::malloc_type_kmalloc_cache(s, flags.as_raw(), size) };
-            let p = NonNull::new(p.cast::<u8>()).ok_or(AllocError)?;
+            let p = NonNull::new(p.cast::<u8>()).ok_or_else(|| self.account_failure())?;
             self.account_alloc_class(class.size, class.zindx, class.bit);
             return Ok(NonNull::slice_from_raw_parts(p, size));
         }
@@ -121,7 +121,7 @@ impl MallocType {
         {
             // SAFETY: `__kmalloc_large_noprof()` accepts any size and flags.
             let p = unsafe { bindings::malloc_type_kmalloc_large(size, flags.as_raw()) };
-            let p = NonNull::new(p.cast::<u8>()).ok_or(AllocError)?;
+            let p = NonNull::new(p.cast::<u8>()).ok_or_else(|| self.account_failure())?;
             // `PAGE_SIZE << get_order(size)`: `size` is above a page.
             self.account_alloc_class(size.next_power_of_two(), -1, 0);
             return Ok(NonNull::slice_from_raw_parts(p, size));
@@ -233,6 +233,24 @@ impl MallocType {
         flags: Flags,
         nid: NumaNode,
     ) -> Result<NonNull<[u8]>, AllocError> {
+        // SAFETY: The caller's safety requirements are the same.
+        unsafe { self.realloc_layout_uncounted(ptr, layout, old_layout, flags, nid) }
+            .map_err(|_| self.account_failure())
+    }
+
+    /// [`MallocType::realloc_layout`] but for the count of failures.
+    ///
+    /// # Safety
+    ///
+    /// As for [`MallocType::realloc_layout`].
+    unsafe fn realloc_layout_uncounted(
+        &self,
+        ptr: Option<NonNull<u8>>,
+        layout: Layout,
+        old_layout: Layout,
+        flags: Flags,
+        nid: NumaNode,
+    ) -> Result<NonNull<[u8]>, AllocError> {
         let layout = Kmalloc::aligned_layout(layout);
         let new_size = layout.size();
         let (ptr, old_size) = match ptr {
@@ -328,7 +346,8 @@ impl MallocType {
     /// # Errors
     ///
     /// [`AllocError`] when the memory cannot be allocated or `size` exceeds
-    /// [`KMALLOC_MAX_SIZE`]; no counter changes then.
+    /// [`KMALLOC_MAX_SIZE`]; only the type's count of failures (`mts_numfailures`) changes
+    /// then.
     ///
     /// # Examples
     ///
@@ -342,11 +361,12 @@ impl MallocType {
     /// unsafe { M_MALLOC_DOC.free(p.as_ptr().cast()) };
     /// assert!(M_MALLOC_DOC.malloc(usize::MAX, GFP_KERNEL).is_err());
     /// assert_eq!(M_MALLOC_DOC.stats().numallocs, 1);
+    /// assert_eq!(M_MALLOC_DOC.stats().numfailures, 1);
     /// # Ok::<(), Error>(())
     /// ```
     #[inline]
     pub fn malloc(&self, size: usize, flags: Flags) -> Result<NonNull<[u8]>, AllocError> {
-        let layout = Layout::from_size_align(size, 1).map_err(|_| AllocError)?;
+        let layout = Layout::from_size_align(size, 1).map_err(|_| self.account_failure())?;
         self.alloc_new(layout, flags, NumaNode::NO_NODE)
     }
 
@@ -387,7 +407,7 @@ impl MallocType {
     /// # Errors
     ///
     /// [`EOVERFLOW`] when `n * size` overflows, [`ENOMEM`] when the memory cannot be allocated;
-    /// no counter changes then.
+    /// only the type's count of failures changes then.
     ///
     /// # Examples
     ///
@@ -403,7 +423,10 @@ impl MallocType {
     /// ```
     pub fn mallocarray(&self, n: usize, size: usize, flags: Flags) -> Result<NonNull<[u8]>> {
         // OVERFLOW: Checked; an overflow is an error, not a panic as in FreeBSD.
-        let bytes = n.checked_mul(size).ok_or(EOVERFLOW)?;
+        let bytes = n.checked_mul(size).ok_or_else(|| {
+            self.account_failure();
+            EOVERFLOW
+        })?;
         Ok(self.malloc(bytes, flags)?)
     }
 
@@ -422,7 +445,7 @@ impl MallocType {
     ///
     /// # Errors
     ///
-    /// [`AllocError`]; `ptr` is then still valid and no counter changes.
+    /// [`AllocError`]; `ptr` is then still valid and only the type's count of failures changes.
     ///
     /// # Safety
     ///
@@ -469,7 +492,7 @@ impl MallocType {
         flags: Flags,
         nid: NumaNode,
     ) -> Result<NonNull<[u8]>, AllocError> {
-        let layout = Layout::from_size_align(new_size, 1).map_err(|_| AllocError)?;
+        let layout = Layout::from_size_align(new_size, 1).map_err(|_| self.account_failure())?;
         let old = if zero_or_null(ptr) {
             0
         } else {
@@ -477,7 +500,7 @@ impl MallocType {
             unsafe { bindings::malloc_type_block_size(ptr.cast()) }
         };
         // Its size class: what it was charged, and what `move_block()` may copy from it.
-        let old_layout = Layout::from_size_align(old, 1).map_err(|_| AllocError)?;
+        let old_layout = Layout::from_size_align(old, 1).map_err(|_| self.account_failure())?;
         let ptr = if old == 0 { None } else { NonNull::new(ptr) };
         // SAFETY: By the safety requirements `ptr` is `None` or a live allocation of the raw API
         // of this type, a kmalloc block of size class `old_layout.size()`.
@@ -530,7 +553,7 @@ impl MallocType {
 
     /// [`KVmalloc`]'s allocator charging this type, with the contract of
     /// [`Allocator::realloc`]: kmalloc's accounting for the blocks kmalloc served and vmalloc's
-    /// (page-rounded, zindx -1) for the others. A failed allocation changes no counter; a
+    /// (page-rounded, zindx -1) for the others. A failed allocation counts a failure only; a
     /// successful resize counts as a free and an allocation.
     ///
     /// # Safety
@@ -538,6 +561,24 @@ impl MallocType {
     /// As for [`Allocator::realloc`] of [`KVmalloc`], with "this allocator" meaning
     /// `KVmalloc` allocations charged to `self`.
     pub(crate) unsafe fn kvrealloc_layout(
+        &self,
+        ptr: Option<NonNull<u8>>,
+        layout: Layout,
+        old_layout: Layout,
+        flags: Flags,
+        nid: NumaNode,
+    ) -> Result<NonNull<[u8]>, AllocError> {
+        // SAFETY: The caller's safety requirements are the same.
+        unsafe { self.kvrealloc_layout_uncounted(ptr, layout, old_layout, flags, nid) }
+            .map_err(|_| self.account_failure())
+    }
+
+    /// [`MallocType::kvrealloc_layout`] but for the count of failures.
+    ///
+    /// # Safety
+    ///
+    /// As for [`MallocType::kvrealloc_layout`].
+    unsafe fn kvrealloc_layout_uncounted(
         &self,
         ptr: Option<NonNull<u8>>,
         layout: Layout,
@@ -872,12 +913,18 @@ mod tests {
         // SAFETY: `p` is valid for 50 bytes, of which the first 10 were kept.
         let bytes = unsafe { core::slice::from_raw_parts(p.as_ptr().cast::<u8>(), 10) };
         assert!(bytes.iter().all(|&b| b == 0x5a));
-        // A failed resize keeps the block and the counters.
+        // A failed resize keeps the block and the counters, but for one more failure.
         let before = t.stats();
         // SAFETY: `p` came from `t` with 50 bytes.
         let r = unsafe { t.realloc(p.as_ptr().cast(), KMALLOC_MAX_SIZE + 1, GFP_KERNEL) };
         assert!(r.is_err());
-        assert!(t.stats() == before);
+        assert!(
+            t.stats()
+                == Stats {
+                    numfailures: before.numfailures + 1,
+                    ..before
+                }
+        );
         // Resize to 0 frees.
         // SAFETY: `p` came from `t` with 50 bytes and is not used again.
         let z = unsafe { t.realloc(p.as_ptr().cast(), 0, GFP_KERNEL)? };
@@ -973,7 +1020,14 @@ mod tests {
                 .err(),
             Some(ENOMEM)
         );
-        assert!(t.stats() == Stats::default());
+        // Five failures, and nothing else counted.
+        assert!(
+            t.stats()
+                == Stats {
+                    numfailures: 5,
+                    ..Stats::default()
+                }
+        );
         let p = t.mallocarray(3, 4, GFP_KERNEL)?;
         assert_eq!(t.stats().memalloced, roundup(12) as u64);
         // SAFETY: `p` came from `t` with 12 bytes and is not used again.

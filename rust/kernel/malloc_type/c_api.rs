@@ -101,6 +101,7 @@ unsafe fn alloc_c(
         return ptr::null_mut();
     };
     let (Ok(layout), Ok(nid)) = (Layout::from_size_align(size, 1), node_of(node)) else {
+        t.account_failure();
         return ptr::null_mut();
     };
     let flags = Flags::from_raw(flags);
@@ -116,7 +117,7 @@ unsafe fn alloc_c(
 ///
 /// Returns the block (from the type's zone), `ZERO_SIZE_PTR` for zero bytes (nothing charged),
 /// or NULL when the memory cannot be allocated, `size` exceeds `KMALLOC_MAX_SIZE`, `node` is
-/// not a valid node, or `mtp` is NULL; no counter changes then.
+/// not a valid node (a failure of the type), or `mtp` is NULL (a warning).
 ///
 /// # Safety
 ///
@@ -139,7 +140,7 @@ unsafe extern "C" fn malloc_type_kmalloc_node(
 /// Resizes `p` to `new_size` bytes, charged to `mtp`: `krealloc_mt()`.
 ///
 /// NULL or `ZERO_SIZE_PTR` allocates; zero bytes frees `p` and returns `ZERO_SIZE_PTR`. Returns
-/// NULL on failure, with `p` still allocated and no counter changed.
+/// NULL on failure, with `p` still allocated and a failure of the type counted.
 ///
 /// # Safety
 ///

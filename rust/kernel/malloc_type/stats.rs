@@ -14,9 +14,11 @@
 use super::{
     trace,
     MallocType,
-    NAME_MAX, //
+    NAME_MAX,
+    OWNER_MAX, //
 };
 use crate::{
+    alloc::AllocError,
     bindings,
     cpu::CpuId,
     ffi::c_char,
@@ -34,7 +36,7 @@ use crate::{
 use core::ptr;
 
 const _: () = assert!(size_of::<bindings::malloc_type_stats>() == 64);
-const _: () = assert!(size_of::<bindings::malloc_type_header>() == 64);
+const _: () = assert!(size_of::<bindings::malloc_type_header>() == 128);
 
 /// Statistics of a type: one CPU's counters, or their sum over the possible CPUs.
 ///
@@ -52,6 +54,7 @@ const _: () = assert!(size_of::<bindings::malloc_type_header>() == 64);
 ///     numallocs: 2,
 ///     numfrees: 1,
 ///     size: (1 << 3) | (1 << 5),
+///     numfailures: 0,
 /// };
 /// assert_eq!(s.in_use(), 1);
 /// assert_eq!(s.mem_use(), 128);
@@ -69,6 +72,8 @@ pub struct Stats {
     pub numfrees: u64,
     /// Bitmask of the `zindx` values used (`mts_size`).
     pub size: u64,
+    /// Number of typed allocations that returned no memory (`mts_numfailures`).
+    pub numfailures: u64,
 }
 
 impl Stats {
@@ -84,6 +89,7 @@ impl Stats {
             numallocs: r.mts_numallocs,
             numfrees: r.mts_numfrees,
             size: r.mts_size,
+            numfailures: r.mts_numfailures,
         }
     }
 
@@ -99,6 +105,7 @@ impl Stats {
             mts_numallocs: self.numallocs,
             mts_numfrees: self.numfrees,
             mts_size: self.size,
+            mts_numfailures: self.numfailures,
             ..Default::default()
         }
     }
@@ -130,6 +137,7 @@ impl Stats {
                 numallocs: load(ptr::addr_of_mut!((*r).mts_numallocs)),
                 numfrees: load(ptr::addr_of_mut!((*r).mts_numfrees)),
                 size: load(ptr::addr_of_mut!((*r).mts_size)),
+                numfailures: load(ptr::addr_of_mut!((*r).mts_numfailures)),
             }
         }
     }
@@ -160,6 +168,7 @@ impl Stats {
         self.numallocs = self.numallocs.wrapping_add(o.numallocs);
         self.numfrees = self.numfrees.wrapping_add(o.numfrees);
         self.size |= o.size;
+        self.numfailures = self.numfailures.wrapping_add(o.numfailures);
     }
 }
 
@@ -326,24 +335,35 @@ impl MallocType {
     /// Returns the type's header in the `/proc/malloc_stats` stream
     /// (`struct malloc_type_header`).
     ///
-    /// The name is truncated to [`NAME_MAX`] bytes and NUL-padded; reserved fields are zero.
+    /// The name is truncated to [`NAME_MAX`] bytes and the owner to [`OWNER_MAX`], both
+    /// NUL-padded; reserved fields are zero.
     ///
     /// # Context
     ///
     /// Any context.
     pub fn uapi_header(&self) -> bindings::malloc_type_header {
+        let peak = self.peak();
+        let mut flags = if peak.is_some() {
+            bindings::MALLOC_TYPE_F_PEAK
+        } else {
+            0
+        };
+        if self.is_module() {
+            flags |= bindings::MALLOC_TYPE_F_MODULE;
+        }
         let mut h = bindings::malloc_type_header {
             mth_id: self.id(),
             mth_zone: self.zone(),
-            mth_flags: if self.is_module() {
-                bindings::MALLOC_TYPE_F_MODULE
-            } else {
-                0
-            },
+            mth_flags: flags,
+            mth_peak: peak.unwrap_or(0),
             ..Default::default()
         };
         let name = self.name().to_bytes();
         for (d, &c) in h.mth_name.iter_mut().zip(name.iter().take(NAME_MAX)) {
+            *d = c_char::from_ne_bytes([c]);
+        }
+        let owner = self.owner().to_bytes();
+        for (d, &c) in h.mth_owner.iter_mut().zip(owner.iter().take(OWNER_MAX)) {
             *d = c_char::from_ne_bytes([c]);
         }
         h
@@ -385,11 +405,35 @@ impl MallocType {
         percpu_u64!(s, bindings::malloc_type_stats, mts_memalloced).add(size as u64);
         percpu_u64!(s, bindings::malloc_type_stats, mts_numallocs).inc();
         percpu_u64!(s, bindings::malloc_type_stats, mts_size).or(bit);
-        if trace::malloc_enabled() && trace::selected(self, bindings::DTMALLOC_PROBE_MALLOC) {
-            // SAFETY: `self` is registered (`s` exists) and the record is this CPU's, updated
-            // just above; `rcu` keeps preemption disabled until after the call.
-            unsafe { trace::fire(self, trace::malloc, s.this_cpu_ptr(&rcu), size, zindx) };
+        if trace::malloc_events() {
+            if trace::peak_tracked(self) {
+                // CAST: `usize` and `c_ulong` have the same width on 64-bit kernels.
+                // SAFETY: `self` is registered (`s` exists) and its peak is tracked.
+                unsafe { bindings::malloc_type_peak_alloc(self.as_raw(), size as _) };
+            }
+            if trace::malloc_enabled() && trace::selected(self, bindings::DTMALLOC_PROBE_MALLOC) {
+                // SAFETY: `self` is registered (`s` exists) and the record is this CPU's,
+                // updated just above; `rcu` keeps preemption disabled until after the call.
+                unsafe { trace::fire(self, trace::malloc, s.this_cpu_ptr(&rcu), size, zindx) };
+            }
         }
+    }
+
+    /// Counts a typed allocation that returned no memory on this CPU (`mts_numfailures`);
+    /// nothing when the type is not registered. Out of line: only failures call it. Returns
+    /// [`AllocError`], for `ok_or_else()` and `map_err()`.
+    ///
+    /// # Context
+    ///
+    /// Any context.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn account_failure(&self) -> AllocError {
+        let rcu = PreemptGuard::new();
+        if let Some(s) = self.stats_ref(&rcu) {
+            percpu_u64!(s, bindings::malloc_type_stats, mts_numfailures).inc();
+        }
+        AllocError
     }
 
     /// Accounts a free of `size` accounted bytes on this CPU; nothing when the type is not
@@ -411,9 +455,16 @@ impl MallocType {
         // CAST: `usize` and `u64` have the same width on 64-bit kernels.
         percpu_u64!(s, bindings::malloc_type_stats, mts_memfreed).add(size as u64);
         percpu_u64!(s, bindings::malloc_type_stats, mts_numfrees).inc();
-        if trace::free_enabled() && trace::selected(self, bindings::DTMALLOC_PROBE_FREE) {
-            // SAFETY: As in `account_alloc`.
-            unsafe { trace::fire(self, trace::free, s.this_cpu_ptr(&rcu), size, 0) };
+        if trace::free_events() {
+            if trace::peak_tracked(self) {
+                // CAST: As in `account_alloc`.
+                // SAFETY: As in `account_alloc`.
+                unsafe { bindings::malloc_type_peak_free(self.as_raw(), size as _) };
+            }
+            if trace::free_enabled() && trace::selected(self, bindings::DTMALLOC_PROBE_FREE) {
+                // SAFETY: As in `account_alloc`.
+                unsafe { trace::fire(self, trace::free, s.this_cpu_ptr(&rcu), size, 0) };
+            }
         }
     }
 }
@@ -557,5 +608,107 @@ mod tests {
             (128, 1, 0, 0)
         );
         Ok(())
+    }
+
+    #[test]
+    fn failures_count_and_nothing_else() -> Result {
+        use crate::alloc::{
+            flags::__GFP_NOWARN,
+            Allocator,
+            NumaNode, //
+        };
+        use core::alloc::Layout;
+
+        crate::malloc_define!(M_T_FAIL, "kunit failures", "Failed allocations");
+        let t = &M_T_FAIL;
+        // Too large for kmalloc, an overflowing array and a size beyond any layout: one failure
+        // each.
+        let failures = || t.stats().numfailures;
+        assert!(t
+            .malloc(
+                super::super::KMALLOC_MAX_SIZE + 1,
+                GFP_KERNEL | __GFP_NOWARN
+            )
+            .is_err());
+        assert_eq!(failures(), 1);
+        assert_eq!(
+            t.mallocarray(usize::MAX, 2, GFP_KERNEL).err(),
+            Some(EOVERFLOW)
+        );
+        assert_eq!(failures(), 2);
+        assert!(t.malloc(usize::MAX, GFP_KERNEL).is_err());
+        assert_eq!(failures(), 3);
+        // A too-large request through a typed allocator (its general path).
+        // CAST: `isize::MAX` is positive.
+        let huge = Layout::from_size_align(isize::MAX as usize - 4096, 8).map_err(|_| EINVAL)?;
+        crate::malloc_define!(
+            M_T_FAIL_ALLOC,
+            "kunit failures alloc",
+            "TypedAlloc failures"
+        );
+        let r = super::super::TypedAlloc::<M_T_FAIL_ALLOC>::alloc(
+            huge,
+            GFP_KERNEL | __GFP_NOWARN,
+            NumaNode::NO_NODE,
+        );
+        assert!(r.is_err());
+        assert_eq!(M_T_FAIL_ALLOC.stats().numfailures, 1);
+        let s = t.stats();
+        assert_eq!((s.numallocs, s.memalloced, s.size), (0, 0, 0));
+        // A success leaves the count as it is.
+        let p = t.malloc(64, GFP_KERNEL)?;
+        // SAFETY: `p` came from `t` with 64 bytes and is not used again.
+        unsafe { t.free(p.as_ptr().cast()) };
+        assert_eq!(t.stats().numfailures, 3);
+        assert_eq!(t.uapi_header().mth_flags & bindings::MALLOC_TYPE_F_PEAK, 0);
+        Ok(())
+    }
+
+    #[test]
+    fn peak_tracks_the_highest_bytes_in_use() -> Result {
+        crate::malloc_define!(M_T_PEAK, "kunit peak", "Peak bytes in use");
+        let t = &M_T_PEAK;
+        let acc = |size| accounted_size(size) as u64;
+        let keep = t.malloc(1000, GFP_KERNEL)?;
+        assert_eq!(t.peak(), None);
+        // Tracking starts from the bytes in use.
+        // SAFETY: `t` is registered (a type of vmlinux) for the whole call.
+        unsafe { bindings::malloc_type_peak_track(t.as_raw(), true) };
+        assert_eq!(t.peak(), Some(acc(1000)));
+        let a = t.malloc(3000, GFP_KERNEL)?;
+        let b = t.malloc(100, GFP_KERNEL)?;
+        // SAFETY: `a` came from `t` and is not used again.
+        unsafe { t.free(a.as_ptr().cast()) };
+        let top = acc(1000) + acc(3000) + acc(100);
+        assert_eq!(t.peak(), Some(top));
+        let h = t.uapi_header();
+        assert_eq!(
+            (h.mth_peak, h.mth_flags & bindings::MALLOC_TYPE_F_PEAK),
+            (top, bindings::MALLOC_TYPE_F_PEAK)
+        );
+        // A reset starts again from the bytes in use now.
+        // SAFETY: As above.
+        unsafe { bindings::malloc_type_peak_track(t.as_raw(), true) };
+        assert_eq!(t.peak(), Some(acc(1000) + acc(100)));
+        // SAFETY: `b` and `keep` came from `t` and are not used again.
+        unsafe {
+            t.free(b.as_ptr().cast());
+            t.free(keep.as_ptr().cast());
+        }
+        assert_eq!(t.peak(), Some(acc(1000) + acc(100)));
+        // SAFETY: As above.
+        unsafe { bindings::malloc_type_peak_track(t.as_raw(), false) };
+        assert_eq!(t.peak(), None);
+        assert_eq!(t.uapi_header().mth_peak, 0);
+        Ok(())
+    }
+
+    #[test]
+    fn owner_of_the_kernel_s_types() {
+        crate::malloc_define!(M_T_OWNER, "kunit owner", "The owner of a built-in type");
+        assert_eq!(M_T_OWNER.owner().to_bytes(), b"vmlinux");
+        let h = M_T_OWNER.uapi_header();
+        // CAST: The bytes of a C string.
+        assert!(h.mth_owner[..8].iter().map(|&c| c as u8).eq(*b"vmlinux\0"));
     }
 }

@@ -6,9 +6,11 @@
 //! every typed free, once the counters are updated, with dtmalloc(4)'s five arguments: the type,
 //! its internal part, the current CPU's statistics record, the accounted size and the `zindx`.
 //!
-//! The accounting paths test [`malloc_enabled`] or [`free_enabled`], a branch patched in and out
-//! with the tracepoint, and call the out-of-line [`fire`] only when it is enabled, so that a
-//! disabled tracepoint costs one no-op instruction.
+//! The accounting paths test [`malloc_events`] or [`free_events`], a branch patched in when the
+//! tracepoint has a probe (its reg function) or some type's peak is tracked, then
+//! [`malloc_enabled`] or [`free_enabled`], the tracepoint's own, and call the out-of-line
+//! [`fire`] only when it is enabled, so that with neither tracing nor peaks a typed allocation
+//! pays one no-op instruction.
 //!
 //! C header: [`include/trace/events/dtmalloc.h`](srctree/include/trace/events/dtmalloc.h)
 
@@ -100,6 +102,54 @@ enabled!(
     free_enabled,
     __tracepoint_free
 );
+
+/// Defines `$fn() -> bool`: whether field `$key` of `malloc_type_events` is on, a branch patched
+/// in and out (a jump label): the accounting has more to do than count, a tracepoint to fire or
+/// a peak to track.
+macro_rules! events {
+    ($(#[$meta:meta])* $fn:ident, $key:ident) => {
+        $(#[$meta])*
+        #[inline(always)]
+        pub(super) fn $fn() -> bool {
+            // SAFETY: `malloc_type_events` is a static defined by C (`mm/malloc_type_peak.c`);
+            // it is always okay to query its keys.
+            unsafe {
+                crate::jump_label::static_branch_unlikely!(
+                    bindings::malloc_type_events,
+                    bindings::malloc_type_events,
+                    $key
+                )
+            }
+        }
+    };
+}
+
+events!(
+    /// Returns whether an allocation has more to do than count: `dtmalloc:malloc` has a probe,
+    /// or some type's peak is tracked.
+    malloc_events,
+    malloc
+);
+events!(
+    /// Returns whether a free has more to do than count: `dtmalloc:free` has a probe, or some
+    /// type's peak is tracked.
+    free_events,
+    free
+);
+
+/// Returns whether the peak of `t` is tracked (`mti_peak_on`, `mm/malloc_type_peak.c`).
+///
+/// # Context
+///
+/// Any context.
+#[inline(always)]
+pub(super) fn peak_tracked(t: &MallocType) -> bool {
+    // SAFETY: `mti_peak_on` is a valid, aligned word of a live type, written with
+    // `WRITE_ONCE()` or a release store.
+    // ORDERING: Relaxed, `READ_ONCE()`: the peak's counters are atomics of their own; an
+    // allocation that races the start of tracking is counted or not, as documented.
+    unsafe { atomic_load(ptr::addr_of_mut!((*t.as_raw()).ks_mti.mti_peak_on), Relaxed) != 0 }
+}
 
 /// Returns whether the `dtmalloc` events fire for probe `probe` (`DTMALLOC_PROBE_MALLOC` or
 /// `DTMALLOC_PROBE_FREE`) of `t`, once the tracepoint is known to be enabled: for every type

@@ -1,8 +1,9 @@
 #!/bin/sh
-# /proc/malloc_types, /proc/malloc_stats and the malloc sysctls: modes and
-# permissions, exact values after known allocation sequences (the leak test
-# module, 200 types of the many-types module), the stream read back with
-# every read size, agreement of memstat with the text file, and readers
+# /proc/malloc_types, /proc/malloc_stats, /proc/malloc_types_peak and the
+# malloc sysctls: modes and permissions, exact values after known allocation
+# sequences (the leak test module, with a failed allocation and its peak
+# tracked; 200 types of the many-types module), owners, the stream read back
+# with every read size, agreement of memstat with the text file, and readers
 # racing module load/unload.
 name=40-malloc-type-proc
 fail() { echo "$name: FAIL: $*"; exit 1; }
@@ -11,14 +12,17 @@ leak=/lib/modules/malloc_type_leak_test.ko
 many=/lib/modules/malloc_type_many_test.ko
 types=/proc/malloc_types
 stats=/proc/malloc_stats
+peak=/proc/malloc_types_peak
 
 for f in $types $stats; do
 	[ -f $f ] || fail "$f is missing"
 	[ "$(stat -c %a $f)" = 400 ] || fail "$f has mode $(stat -c %a $f), expected 400"
 done
-[ "$(head -n 1 $types)" = "malloc_types - version: 1.0" ] || fail "bad version line: $(head -n 1 $types)"
-[ "$(sed -n 2p $types)" = "#        Type InUse MemUse Requests Zone  Size(s)" ] ||
+[ "$(head -n 1 $types)" = "malloc_types - version: 1.1" ] || fail "bad version line: $(head -n 1 $types)"
+[ "$(sed -n 2p $types)" = "#        Type InUse MemUse Requests Zone Fails HighUse Owner         Size(s)" ] ||
 	fail "bad legend: $(sed -n 2p $types)"
+[ "$(stat -c %a $peak)" = 600 ] || fail "$peak has mode $(stat -c %a $peak), expected 600"
+[ -z "$(cat $peak)" ] || fail "$peak is not empty at boot: $(cat $peak)"
 
 # sysctls.
 # The size classes are the object sizes of the kernel's normal kmalloc caches
@@ -42,30 +46,54 @@ count=$(cat /proc/sys/kernel/malloc_count)
 { echo 1 >/proc/sys/kernel/malloc_count; } 2>/dev/null && fail "kernel.malloc_count is writable"
 
 # Root only, as /proc/slabinfo and /proc/allocinfo.
-for f in $types $stats; do
+for f in $types $stats $peak; do
 	out=$(su -s /bin/sh nobody -c "cat $f" 2>&1) && fail "nobody could read $f"
 	echo "$out" | grep -q "Permission denied" || fail "nobody reading $f: '$out', expected EACCES"
 done
+su -s /bin/sh nobody -c "echo x >$peak" 2>/dev/null && fail "nobody could write $peak"
+# Patterns of 1 to 31 bytes without white space; a bad one is EINVAL.
+{ echo aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa >$peak; } 2>/dev/null && fail "$peak took a 32-byte pattern"
+[ -z "$(cat $peak)" ] || fail "$peak kept a bad pattern: $(cat $peak)"
 
-# A known sequence: the leak test module allocates 64 bytes and frees them,
-# then keeps 8, 100 and 5000 bytes (accounted 8, 128 and 8192).
+# A known sequence: the leak test module fails one allocation (too large),
+# allocates 64 bytes and frees them, then keeps 8, 100 and 5000 bytes
+# (accounted 8, 128 and 8192). Its peak is tracked from its registration
+# (the pattern is written before the module loads): 8328 bytes, 9K.
+echo 'malloc_leak_*' >$peak || fail "cannot write $peak"
+[ "$(cat $peak)" = 'malloc_leak_*' ] || fail "$peak reads '$(cat $peak)'"
 insmod $leak || fail "insmod $leak"
 row=$(grep '^malloc leak test ' $types)
-[ "$row" = "malloc leak test     3     9K        4    0  8,64,128,8192" ] ||
+[ "$row" = "malloc leak test     3     9K        4    0     1      9K malloc_type_leak_test  8,64,128,8192" ] ||
 	fail "leak test row: '$row'"
 cat $stats >/tmp/leak.stream
 row=$(memstat -m -H -f /tmp/leak.stream | grep 'malloc leak test')
 [ "$row" = "malloc leak test     3     9K        4  8,64,128,8192" ] ||
 	fail "leak test row in the stream: '$row'"
+row=$(memstat -m -l -H -f /tmp/leak.stream | grep 'malloc leak test')
+[ "$row" = "malloc leak test     3     9K        4      1      9K malloc_type_leak_test  8,64,128,8192" ] ||
+	fail "leak test long row in the stream: '$row'"
+memstat -m --json -f /tmp/leak.stream | grep -q '{"type":"malloc leak test","in-use":3,"memory-use":9,"requests":4,"size":\[8,64,128,8192\],"failures":1,"high-use":9,"owner":"malloc_type_leak_test"}' ||
+	fail "leak test in memstat --json: $(memstat -m --json -f /tmp/leak.stream | tr '}' '\n' | grep 'leak')"
 # The Prometheus export of the same type, from the kernel: 3 allocations and
-# 8328 bytes in use (8 + 128 + 8192), 4 requests, 4 size classes, a module's.
+# 8328 bytes in use (8 + 128 + 8192), 4 requests, 4 size classes, one
+# failure, a peak of 8328 bytes, a module's.
 memstat --prometheus >/tmp/leak.prom || fail "memstat --prometheus"
-series='{type="malloc leak test",probe="malloc_leak_test",id="[0-9]*",zone="0",origin="module"}'
+series='{type="malloc leak test",probe="malloc_leak_test",id="[0-9]*",zone="0",origin="module",module="malloc_type_leak_test"}'
 for want in "malloc_type_in_use_allocations$series 3" "malloc_type_in_use_bytes$series 8328" \
-	"malloc_type_requests_total$series 4" "malloc_type_size_classes_used$series 4"; do
+	"malloc_type_requests_total$series 4" "malloc_type_size_classes_used$series 4" \
+	"malloc_type_failures_total$series 1" "malloc_type_peak_bytes$series 8328"; do
 	grep -qx "$want" /tmp/leak.prom || { grep 'leak' /tmp/leak.prom; fail "memstat --prometheus: no '$want'"; }
 done
 [ "$(grep -c '^# TYPE ' /tmp/leak.prom)" = 10 ] || fail "memstat --prometheus: not 10 families"
+[ "$(grep -c '^malloc_type_peak_bytes{' /tmp/leak.prom)" = 1 ] || fail "memstat --prometheus: peaks of untracked types"
+# Written again, the pattern resets the peak to the bytes in use (the same
+# here); taken out, the type is no longer tracked.
+echo 'malloc_leak_*' >>$peak || fail "cannot append to $peak"
+echo '!malloc_leak_*' >>$peak || fail "cannot remove a pattern from $peak"
+[ -z "$(cat $peak)" ] || fail "$peak after the removal: $(cat $peak)"
+row=$(grep '^malloc leak test ' $types)
+[ "$row" = "malloc leak test     3     9K        4    0     1       - malloc_type_leak_test  8,64,128,8192" ] ||
+	fail "leak test row, peak no longer tracked: '$row'"
 grep -qx "malloc_types $((count + 1))" /tmp/leak.prom || fail "memstat --prometheus: malloc_types is not $((count + 1))"
 rmmod malloc_type_leak_test || fail "rmmod malloc_type_leak_test"
 grep -q '^malloc leak test ' $types && fail "the leak test type is still listed after rmmod"
@@ -78,12 +106,12 @@ grep -q '^malloc leak test ' $types && fail "the leak test type is still listed 
 # the two. The row of "pipe" itself is left out: a reader can hold a pipe
 # while it reads (busybox cat copies with sendfile(), which splices through
 # the task's own pipe, current->splice_pipe, freed when the task exits).
-norm_proc='s/^ *(.*[^ ]) +([0-9]+) +([0-9]+)K +([0-9]+) +[0-9]+(  (.*))?$/\1|\2|\3|\4|\6/'
-norm_memstat='s/^ *(.*[^ ]) +([0-9]+) +([0-9]+)K +([0-9]+)  (.*)$/\1|\2|\3|\4|\5/'
+norm_proc='s/^ *(.*[^ ]) +([0-9]+) +([0-9]+)K +([0-9]+) +[0-9]+ +([0-9]+) +([0-9]+K|-) +([^ ]+) *([^ ]*)$/\1|\2|\3|\4|\5|\6|\7|\8/'
+norm_memstat='s/^ *(.*[^ ]) +([0-9]+) +([0-9]+)K +([0-9]+) +([0-9]+) +([0-9]+K|-) +([^ ]+) *([^ ]*)$/\1|\2|\3|\4|\5|\6|\7|\8/'
 agree=no
 for try in 1 2 3; do
 	cat $types >/tmp/a.raw
-	memstat -m -a -H >/tmp/b.raw
+	memstat -m -l -a -H >/tmp/b.raw
 	tail -n +3 /tmp/a.raw | sed -E "$norm_proc" | grep -v '^pipe|' | sort >/tmp/a
 	tail -n +2 /tmp/b.raw | sed -E "$norm_memstat" | grep -v '^pipe|' | sort >/tmp/b
 	if cmp -s /tmp/a /tmp/b; then agree=yes; break; fi
@@ -101,9 +129,9 @@ n=$(grep -c '^ *many [0-9][0-9][0-9] ' $types)
 [ "$n" = 200 ] || fail "$n of the 200 types listed"
 [ "$(cat /proc/sys/kernel/malloc_count)" = $((count + 200)) ] || fail "kernel.malloc_count with 200 more types"
 row=$(grep '^     many 007 ' $types)
-[ "$row" = "     many 007     8     1K        8    0  32" ] || fail "many 007 row: '$row'"
+[ "$row" = "     many 007     8     1K        8    0     0       - malloc_type_many_test  32" ] || fail "many 007 row: '$row'"
 row=$(grep '^     many 199 ' $types)
-[ "$row" = "     many 199   200     7K      200    0  32" ] || fail "many 199 row: '$row'"
+[ "$row" = "     many 199   200     7K      200    0     0       - malloc_type_many_test  32" ] || fail "many 199 row: '$row'"
 cat $stats >/tmp/many.stream
 n=$(memstat -m -a -H -f /tmp/many.stream | grep -c ' many [0-9][0-9][0-9] ')
 [ "$n" = 200 ] || fail "$n of the 200 types in the stream"

@@ -8,14 +8,15 @@ types=/proc/malloc_types
 
 insmod /lib/modules/rust_malloc_types.ko leak=3 || fail "insmod rust_malloc_types leak=3"
 row=$(grep '^sample list node ' $types)
-[ "$row" = "sample list node    10     1K       10    0  16" ] || fail "sample list node row: '$row'"
+[ "$row" = "sample list node    10     1K       10    0     0       - rust_malloc_types  16" ] || fail "sample list node row: '$row'"
 row=$(grep '^  sample leak ' $types)
-[ "$row" = "  sample leak     3     1K        3    0  256" ] || fail "sample leak row: '$row'"
+[ "$row" = "  sample leak     3     1K        3    0     0       - rust_malloc_types  256" ] || fail "sample leak row: '$row'"
 # sample buf: zmalloc 200 (freed), malloc 1024 grown to 4096, an array of
 # 512 bytes and a Vec<u32> of 3 elements (capacity 1, 2, then 4): 7
-# allocations, 4 frees, 4096 + 512 + 16 bytes in use.
+# allocations, 4 frees, 4096 + 512 + 16 bytes in use; and one overflowing
+# array, a failure.
 row=$(grep '^   sample buf ' $types)
-[ "$row" = "   sample buf     3     5K        7    0  8,16,256,512,1024,4096" ] || fail "sample buf row: '$row'"
+[ "$row" = "   sample buf     3     5K        7    0     1       - rust_malloc_types  8,16,256,512,1024,4096" ] || fail "sample buf row: '$row'"
 # The whole file, in the console log (the documentation's example).
 sed "s/^/$name: types: /" $types
 rmmod rust_malloc_types || fail "rmmod rust_malloc_types"

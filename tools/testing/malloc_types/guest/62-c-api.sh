@@ -22,10 +22,10 @@ echo 0 >$inst/events/dtmalloc/enable
 # grown to 4096 by krealloc_mt(); kmalloc_array_mt(64, 8); kvzalloc_mt(2000):
 # 6 allocations, 3 frees, 4096 + 512 + 2048 bytes in use.
 r=$(grep '^ c sample buf ' $types)
-[ "$r" = " c sample buf     3     7K        6    0  16,256,512,1024,2048,4096" ] ||
+[ "$r" = " c sample buf     3     7K        6    0     0       - malloc_types_sample  16,256,512,1024,2048,4096" ] ||
 	fail "c sample buf row: '$r'"
 r=$(grep '^c sample leak ' $types)
-[ "$r" = "c sample leak     3     1K        3    0  256" ] || fail "c sample leak row: '$r'"
+[ "$r" = "c sample leak     3     1K        3    0     0       - malloc_types_sample  256" ] || fail "c sample leak row: '$r'"
 r=$(memstat -m -H --name 'c sample buf')
 echo "$r" | grep -qE '^ *c sample buf +3 +7K +6 +16,256,512,1024,2048,4096$' ||
 	fail "memstat --name 'c sample buf': '$r'"

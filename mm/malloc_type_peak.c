@@ -1,0 +1,424 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Malloc types: peak bytes in use per type, for the types that ask for it.
+ *
+ * The per-CPU counters give a type's bytes in use only as a sum over the
+ * CPUs, too dear to take on every allocation, so the highest value they
+ * reached is not known. A type whose peak is tracked also keeps its bytes in
+ * use in one shared counter (mti_in_use, an atomic64_t), and raises mti_peak
+ * when an allocation takes it higher: an atomic add per allocation and free,
+ * a cache line shared by the CPUs, which is why only the types named in
+ * /proc/malloc_types_peak pay it. Every other type costs what it costs with
+ * tracking off: the accounting tests mti_peak_on only behind a static key
+ * (malloc_type_events) that is off while no type is tracked and no dtmalloc
+ * tracepoint has a probe.
+ *
+ * /proc/malloc_types_peak (0600) holds the selection, one pattern per line:
+ * a probe name (the type's name with white space as '_') or a glob of one
+ * (glob_match()). Writing patterns starts tracking the types they match,
+ * from their bytes in use at that moment, and resets the peak of those
+ * already tracked to their bytes in use; a pattern written with a leading
+ * '!' is removed, and the types no other pattern matches stop being
+ * tracked. Opening with O_TRUNC (">") first empties the selection. A type
+ * that registers later (module load) is tracked from 0 when a pattern
+ * matches it; a type that goes (module unload) takes its state with it.
+ *
+ * The peak is exact for allocations and frees made after tracking started;
+ * the starting point is the per-CPU sum, read as /proc/malloc_types reads
+ * it (not at one instant while other CPUs allocate). It is shown in
+ * /proc/malloc_types (HighUse) and in the /proc/malloc_stats stream
+ * (mth_peak, with MALLOC_TYPE_F_PEAK).
+ *
+ * Locking: malloc_type_peak_mutex protects the selection and every type's
+ * mti_peak_on; it nests inside the registry mutex, as the probe selection's
+ * does (mm/malloc_type_probes.c).
+ */
+
+#define pr_fmt(fmt) "malloc_types: " fmt
+
+#include <linux/cpumask.h>
+#include <linux/fs.h>
+#include <linux/glob.h>
+#include <linux/init.h>
+#include <linux/jump_label.h>
+#include <linux/malloc_type.h>
+#include <linux/mutex.h>
+#include <linux/percpu.h>
+#include <linux/proc_fs.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+
+/* Tested by the accounting, which typed code in modules instantiates. */
+struct malloc_type_events malloc_type_events = {
+	.malloc = STATIC_KEY_FALSE_INIT,
+	.free = STATIC_KEY_FALSE_INIT,
+};
+EXPORT_SYMBOL_GPL(malloc_type_events);
+
+/*
+ * The reg and unreg functions of the dtmalloc tracepoints: called by the
+ * tracepoint core when the first probe of an event is registered and after
+ * its last one is removed (tracepoints_mutex held).
+ */
+int dtmalloc_malloc_reg(void)
+{
+	static_branch_inc(&malloc_type_events.malloc);
+	return 0;
+}
+
+void dtmalloc_malloc_unreg(void)
+{
+	static_branch_dec(&malloc_type_events.malloc);
+}
+
+int dtmalloc_free_reg(void)
+{
+	static_branch_inc(&malloc_type_events.free);
+	return 0;
+}
+
+void dtmalloc_free_unreg(void)
+{
+	static_branch_dec(&malloc_type_events.free);
+}
+
+/* The most patterns a selection holds. */
+#define MALLOC_TYPE_PEAK_PATTERNS_MAX	64
+
+static DEFINE_MUTEX(malloc_type_peak_mutex);
+static char peak_patterns[MALLOC_TYPE_PEAK_PATTERNS_MAX][MALLOC_MAX_NAME];
+static unsigned int peak_nr_patterns;
+
+/**
+ * malloc_type_peak_alloc() - account an allocation of a tracked type
+ * @mtp: a registered type whose mti_peak_on was seen set.
+ * @size: accounted bytes.
+ *
+ * Context: any context.
+ */
+void malloc_type_peak_alloc(struct malloc_type *mtp, unsigned long size)
+{
+	struct malloc_type_internal *mti = &mtp->ks_mti;
+	s64 in_use = atomic64_add_return(size, &mti->mti_in_use);
+	s64 peak = atomic64_read(&mti->mti_peak);
+
+	while (in_use > peak &&
+	       !atomic64_try_cmpxchg(&mti->mti_peak, &peak, in_use))
+		;
+}
+EXPORT_SYMBOL_GPL(malloc_type_peak_alloc);
+
+/**
+ * malloc_type_peak_free() - account a free of a tracked type
+ * @mtp: a registered type whose mti_peak_on was seen set.
+ * @size: accounted bytes.
+ *
+ * Context: any context.
+ */
+void malloc_type_peak_free(struct malloc_type *mtp, unsigned long size)
+{
+	atomic64_sub(size, &mtp->ks_mti.mti_in_use);
+}
+EXPORT_SYMBOL_GPL(malloc_type_peak_free);
+
+/* The type's bytes in use now, summed over the possible CPUs. */
+static s64 malloc_type_mem_use(struct malloc_type *mtp)
+{
+	struct malloc_type_stats __percpu *stats = READ_ONCE(mtp->ks_mti.mti_stats);
+	s64 bytes = 0;
+	int cpu;
+
+	if (!stats)
+		return 0;
+	for_each_possible_cpu(cpu) {
+		struct malloc_type_stats *s = per_cpu_ptr(stats, cpu);
+
+		bytes += (s64)(READ_ONCE(s->mts_memalloced) -
+			       READ_ONCE(s->mts_memfreed));
+	}
+	return max(bytes, 0);
+}
+
+/*
+ * Starts tracking @mtp from its bytes in use (0 when @registering), or
+ * resets its peak to its bytes in use when it is tracked already. Mutex
+ * held.
+ */
+static void peak_start(struct malloc_type *mtp, bool registering)
+{
+	struct malloc_type_internal *mti = &mtp->ks_mti;
+
+	lockdep_assert_held(&malloc_type_peak_mutex);
+	if (mti->mti_peak_on) {
+		atomic64_set(&mti->mti_peak, atomic64_read(&mti->mti_in_use));
+		return;
+	}
+	/*
+	 * The keys first: once static_branch_inc() returns, every CPU tests
+	 * mti_peak_on, so the accounting misses nothing after the flag is set.
+	 */
+	static_branch_inc(&malloc_type_events.malloc);
+	static_branch_inc(&malloc_type_events.free);
+	atomic64_set(&mti->mti_in_use,
+		     registering ? 0 : malloc_type_mem_use(mtp));
+	atomic64_set(&mti->mti_peak, atomic64_read(&mti->mti_in_use));
+	/*
+	 * The counters before the flag: pairs with the full barrier of the
+	 * accounting's atomic64_add_return(), which follows its read of the
+	 * flag, so that no allocation adds to the counters' old values.
+	 */
+	smp_store_release(&mti->mti_peak_on, 1);
+}
+
+/* Stops tracking @mtp. Mutex held. */
+static void peak_stop(struct malloc_type *mtp)
+{
+	struct malloc_type_internal *mti = &mtp->ks_mti;
+
+	lockdep_assert_held(&malloc_type_peak_mutex);
+	if (!mti->mti_peak_on)
+		return;
+	WRITE_ONCE(mti->mti_peak_on, 0);
+	static_branch_dec(&malloc_type_events.malloc);
+	static_branch_dec(&malloc_type_events.free);
+}
+
+/* Whether a pattern of the selection matches @mtp. Mutex held. */
+static bool peak_selected(struct malloc_type *mtp)
+{
+	unsigned int i;
+
+	for (i = 0; i < peak_nr_patterns; i++)
+		if (glob_match(peak_patterns[i], mtp->ks_mti.mti_probename))
+			return true;
+	return false;
+}
+
+/**
+ * malloc_type_peak_register() - track a new type when the selection names it
+ * @mtp: a type being registered, its probe name set, its statistics not yet
+ *	published.
+ *
+ * Called with the registry mutex held.
+ */
+void malloc_type_peak_register(struct malloc_type *mtp)
+{
+	mutex_lock(&malloc_type_peak_mutex);
+	mtp->ks_mti.mti_peak_on = 0;
+	if (peak_selected(mtp))
+		peak_start(mtp, true);
+	mutex_unlock(&malloc_type_peak_mutex);
+}
+
+/**
+ * malloc_type_peak_unregister() - stop tracking a type that goes
+ * @mtp: a type being unregistered.
+ *
+ * Called with the registry mutex held.
+ */
+void malloc_type_peak_unregister(struct malloc_type *mtp)
+{
+	mutex_lock(&malloc_type_peak_mutex);
+	peak_stop(mtp);
+	mutex_unlock(&malloc_type_peak_mutex);
+}
+
+/**
+ * malloc_type_peak_track() - start, reset or stop tracking a type's peak
+ * @mtp: a registered type (which stays registered for the call).
+ * @on: true starts tracking from the type's bytes in use, or resets the
+ *	peak of a tracked type to its bytes in use; false stops it.
+ *
+ * The selection in /proc/malloc_types_peak is not changed: a later write
+ * to it applies it again. For tests and callers that manage one type.
+ *
+ * Context: process context, may sleep.
+ */
+void malloc_type_peak_track(struct malloc_type *mtp, bool on)
+{
+	mutex_lock(&malloc_type_peak_mutex);
+	if (on)
+		peak_start(mtp, false);
+	else
+		peak_stop(mtp);
+	mutex_unlock(&malloc_type_peak_mutex);
+}
+EXPORT_SYMBOL_GPL(malloc_type_peak_track);
+
+/* The patterns of one write, whose matching types have their peak reset. */
+struct peak_write {
+	char		(*patterns)[MALLOC_MAX_NAME];
+	unsigned int	nr;
+};
+
+/* Applies the selection to one registered type (registry mutex held). */
+static int peak_apply_cb(struct malloc_type *mtp, void *arg)
+{
+	const struct peak_write *w = arg;
+	unsigned int i;
+
+	mutex_lock(&malloc_type_peak_mutex);
+	if (!peak_selected(mtp)) {
+		peak_stop(mtp);
+	} else if (!mtp->ks_mti.mti_peak_on) {
+		peak_start(mtp, false);
+	} else {
+		for (i = 0; i < w->nr; i++) {
+			if (glob_match(w->patterns[i], mtp->ks_mti.mti_probename)) {
+				peak_start(mtp, false);
+				break;
+			}
+		}
+	}
+	mutex_unlock(&malloc_type_peak_mutex);
+	return 0;
+}
+
+/*
+ * Checks @pat: a probe name or a glob of one, 1 to MALLOC_TYPE_NAME_MAX
+ * bytes, no ASCII white space or control character (probe names have none).
+ */
+static int peak_check_pattern(const char *pat)
+{
+	size_t len = strlen(pat), i;
+
+	if (!len || len > MALLOC_TYPE_NAME_MAX)
+		return -EINVAL;
+	/* ASCII only: the kernel's isspace() also matches bytes of UTF-8. */
+	for (i = 0; i < len; i++)
+		if ((unsigned char)pat[i] <= ' ' || pat[i] == 0x7f)
+			return -EINVAL;
+	return 0;
+}
+
+/* Adds (or, with @remove, takes out) @pat. Mutex held. */
+static int peak_edit(const char *pat, bool remove)
+{
+	unsigned int i;
+
+	lockdep_assert_held(&malloc_type_peak_mutex);
+	for (i = 0; i < peak_nr_patterns; i++) {
+		if (strcmp(peak_patterns[i], pat))
+			continue;
+		if (remove)
+			strscpy(peak_patterns[i],
+				peak_patterns[--peak_nr_patterns]);
+		return 0;
+	}
+	if (remove)
+		return 0;
+	if (peak_nr_patterns == MALLOC_TYPE_PEAK_PATTERNS_MAX)
+		return -ENOSPC;
+	strscpy(peak_patterns[peak_nr_patterns++], pat);
+	return 0;
+}
+
+static int peak_show(struct seq_file *m, void *v)
+{
+	unsigned int i;
+
+	mutex_lock(&malloc_type_peak_mutex);
+	for (i = 0; i < peak_nr_patterns; i++)
+		seq_printf(m, "%s\n", peak_patterns[i]);
+	mutex_unlock(&malloc_type_peak_mutex);
+	return 0;
+}
+
+static int peak_open(struct inode *inode, struct file *file)
+{
+	if ((file->f_mode & FMODE_WRITE) && (file->f_flags & O_TRUNC)) {
+		struct peak_write none = {};
+
+		mutex_lock(&malloc_type_peak_mutex);
+		peak_nr_patterns = 0;
+		mutex_unlock(&malloc_type_peak_mutex);
+		malloc_type_for_each(peak_apply_cb, &none);
+	}
+	if (!(file->f_mode & FMODE_READ))
+		return 0;
+	return single_open(file, peak_show, NULL);
+}
+
+static int peak_release(struct inode *inode, struct file *file)
+{
+	if (!(file->f_mode & FMODE_READ))
+		return 0;
+	return single_release(inode, file);
+}
+
+/* A file opened for writing only has no seq_file to seek in. */
+static loff_t peak_llseek(struct file *file, loff_t offset, int whence)
+{
+	if (!(file->f_mode & FMODE_READ))
+		return noop_llseek(file, offset, whence);
+	return seq_lseek(file, offset, whence);
+}
+
+/*
+ * Takes patterns separated by white space; one bad pattern fails the write
+ * with -EINVAL (-ENOSPC when the selection is full) and changes nothing of
+ * the patterns after it. At most one page per write.
+ */
+static ssize_t peak_write(struct file *file, const char __user *ubuf,
+			  size_t count, loff_t *ppos)
+{
+	struct peak_write w = {};
+	char *buf, *cur, *tok;
+	int ret = 0;
+
+	if (count >= PAGE_SIZE)
+		return -E2BIG;
+	buf = memdup_user_nul(ubuf, count);
+	if (IS_ERR(buf))
+		return PTR_ERR(buf);
+	w.patterns = kcalloc(MALLOC_TYPE_PEAK_PATTERNS_MAX, sizeof(*w.patterns),
+			     GFP_KERNEL);
+	if (!w.patterns) {
+		kfree(buf);
+		return -ENOMEM;
+	}
+	cur = buf;
+	mutex_lock(&malloc_type_peak_mutex);
+	while ((tok = strsep(&cur, " \t\n")) != NULL) {
+		bool remove = tok[0] == '!';
+
+		if (remove)
+			tok++;
+		if (!*tok)
+			continue;
+		ret = peak_check_pattern(tok);
+		if (!ret)
+			ret = peak_edit(tok, remove);
+		if (ret)
+			break;
+		if (!remove && w.nr < MALLOC_TYPE_PEAK_PATTERNS_MAX)
+			strscpy(w.patterns[w.nr++], tok);
+	}
+	mutex_unlock(&malloc_type_peak_mutex);
+	malloc_type_for_each(peak_apply_cb, &w);
+	kfree(w.patterns);
+	kfree(buf);
+	if (ret)
+		return ret;
+	*ppos += count;
+	return count;
+}
+
+static const struct proc_ops peak_proc_ops = {
+	.proc_open	= peak_open,
+	.proc_read	= seq_read,
+	.proc_write	= peak_write,
+	.proc_lseek	= peak_llseek,
+	.proc_release	= peak_release,
+};
+
+static int __init malloc_type_peak_init(void)
+{
+	/* Root only, as /proc/malloc_types. */
+	if (!proc_create("malloc_types_peak", 0600, NULL, &peak_proc_ops))
+		pr_warn("cannot create /proc/malloc_types_peak\n");
+	return 0;
+}
+late_initcall(malloc_type_peak_init);
