@@ -3,8 +3,10 @@
 # `N passed, N failed`.
 #  1. set-up (idempotent), the kernel tree, the test kernel (KASAN, lockdep,
 #     DEBUG_PREEMPT, ... and KUnit with the Rust doctests), the tools;
-#  2. two QEMU boots: KUnit at boot, then the guest tests (guest/*.sh);
-#     KUnit again with malloc_types.numzones=4;
+#  2. two QEMU boots: KUnit at boot, then the guest tests (guest/*.sh),
+#     with a Prometheus server on the host scraping the guest's exporter
+#     (prometheus.py, guest test 75); KUnit again with
+#     malloc_types.numzones=4;
 #  3. the log judged (judge.py): failing cases, missing suites, kernel
 #     reports, a guest that never finished; the kernel without malloc types
 #     built (configs/nomt.config);
@@ -51,7 +53,34 @@ boot() { # boot FLAVOUR NAME MODE KERNEL-ARGS...
 		problems+=("${prefix}kernel tests, $name (log: $log.failed)")
 	fi
 }
-boot test tests check
+# Boot 1 also exports to a real Prometheus server (Debian's prometheus,
+# started here on loopback with its own configuration and data under the
+# cache, scraping every 5 s, stopping by itself after 30 minutes at the
+# latest): QEMU forwards
+# the port it scrapes to the guest's exporter, guest test 75 runs a Binder
+# workload under it, and prometheus.py compares what PromQL returns with
+# the guest's own figures.
+prom_dir=$MT_CACHE/prometheus
+prom_log=$MT_CACHE/logs/prometheus.log
+if fwd=$(python3 "$MT_DIR/prometheus.py" start "$prom_dir" 2>"$prom_log"); then
+	export MT_HOSTFWD=$fwd
+	boot test tests check
+	unset MT_HOSTFWD
+	python3 "$MT_DIR/prometheus.py" check "$prom_dir" "$MT_CACHE/logs/check-console-tests.log" >"$prom_log" 2>&1
+	grep -v '^prometheus: [0-9]* passed' "$prom_log"
+	read -r p f < <(sed -n 's/^prometheus: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$prom_log")
+	[ -n "$p" ] || { tail -n 3 "$prom_log"; p=0 f=1; }
+	echo "prometheus: $p passed, $f failed"
+	add "$p" "$f"
+	[ "$f" -eq 0 ] || problems+=("the Prometheus scrape test (log: $prom_log)")
+	python3 "$MT_DIR/prometheus.py" stop "$prom_dir" >/dev/null
+else
+	echo "prometheus: the server did not start: $(tail -n 1 "$prom_log")"
+	echo "prometheus: 0 passed, 1 failed"
+	add 0 1
+	problems+=("the Prometheus server did not start (log: $prom_log)")
+	boot test tests check
+fi
 boot test numzones4 check malloc_types.numzones=4 malloc_types.default_types=0 mt.only=70-binder,72-rnull
 
 # The kernel without CONFIG_MALLOC_TYPES (configs/nomt.config): built, not

@@ -12,6 +12,10 @@
 # The arm64 flavour boots under qemu-system-aarch64 -M virt -cpu max (with
 # QEMU's cheaper, implementation-defined pointer authentication: the
 # architected one dominates the guest's time under TCG) and a PL011 console.
+# With MT_HOSTFWD=tcp:127.0.0.1:PORT-:9100, the x86_64 guest gets a network:
+# a virtio-net device on QEMU's user network (the guest 10.0.2.15, the host
+# 10.0.2.2) with that host port forwarded to the guest (the fleet export's
+# scrape, guest test 75); no boot ROM (none is needed to boot -kernel).
 # Usage: run-qemu.sh test|prod|arm64 check|run LOG [extra kernel arguments...]
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -38,6 +42,9 @@ qemu+=(-accel "${MT_ACCEL:-tcg,thread=single}" -smp "${MT_SMP:-2}" -m "${MT_MEM:
 	-nographic -no-reboot -kernel "$kernel" -initrd "$image"
 	-append "$append")
 [ -n "${MT_ICOUNT:-}" ] && qemu+=(-icount "shift=$MT_ICOUNT")
+if [ -n "${MT_HOSTFWD:-}" ] && [ "$(mt_arch "$flavour")" = x86_64 ]; then
+	qemu+=(-netdev "user,id=net0,hostfwd=$MT_HOSTFWD" -device virtio-net-pci,netdev=net0,romfile=)
+fi
 mkdir -p "$(dirname "$log")"
 echo "qemu: ${qemu[*]}" >"$log"
 rc=0
