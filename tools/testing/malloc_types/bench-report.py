@@ -29,6 +29,8 @@ SCENARIOS = {
     "6": "malloc_types.default_types=0",
     "7": "kernel without malloc types",
     "8": "kmem:kmalloc and kmem:kfree recorded",
+    "9": "another type's peak tracked",
+    "10": "this type's peak tracked",
 }
 VARIANTS = [
     ("kmalloc", "0", "kmalloc/kfree"),
@@ -44,6 +46,8 @@ VARIANTS = [
     ("typed", "2", "typed, events recorded"),
     ("typed", "4", "typed, another type traced"),
     ("typed", "5", "typed, this type traced"),
+    ("typed", "9", "typed, another type's peak tracked"),
+    ("typed", "10", "typed, this type's peak tracked"),
     ("kmalloc", "8", "kmalloc, kmem events recorded"),
     ("kmalloc", "3", "kmalloc, alloc profiling on"),
     ("kbox", "3", "KBox, alloc profiling on"),

@@ -68,6 +68,14 @@ if [ $readers_only = no ]; then
 	bench 8
 	echo 0 >$tracefs/instances/bench/events/kmem/enable
 	rmdir $tracefs/instances/bench
+	# 9: another type's peak tracked (/proc/malloc_types_peak names pipe):
+	# the benchmark's types pay the test of their flag, nothing more.
+	echo pipe >/proc/malloc_types_peak || fail "cannot track the peak of pipe"
+	bench 9
+	# 10: the benchmark's type's peak tracked: what tracking costs.
+	echo bench >/proc/malloc_types_peak || fail "cannot track the peak of bench"
+	bench 10
+	: >/proc/malloc_types_peak
 	# 3: allocation profiling enabled at run time (vm.mem_profiling=1).
 	echo 1 >/proc/sys/vm/mem_profiling || fail "cannot enable vm.mem_profiling"
 	[ "$(cat /proc/sys/vm/mem_profiling)" = 1 ] || fail "vm.mem_profiling is $(cat /proc/sys/vm/mem_profiling)"
