@@ -12,8 +12,11 @@
 #    open attribute files are charged to the C type "configfs buffer");
 #  - a dtmalloc top snapshot and the dtmalloc event view (4 KiB and more)
 #    recorded while they run;
-#  - memstat -m after, and the kernel's leak warnings when the samples are
-#    unloaded with allocations outstanding.
+#  - memstat -m after, then memstat -m -l for the workloads' types: their
+#    failed allocations, peak bytes in use (tracked from the start through
+#    /proc/malloc_types_peak) and owning modules;
+#  - the kernel's leak warnings when the samples are unloaded with
+#    allocations outstanding.
 set -u
 banner() { printf '\n==== %s ====\n' "$*"; }
 rc=0
@@ -30,6 +33,11 @@ echo "malloc types: $(cat /proc/sys/kernel/malloc_count)   zones: $(cat /proc/sy
 
 banner "memstat -m (before the workloads)"
 run memstat -m -H
+
+# The peaks of the workloads' types, tracked from now (or from their
+# registration, for the modules loaded below).
+echo 'binder_* rnull* sample_* c_sample_* pipe' >/proc/malloc_types_peak ||
+	{ echo "FAILED: /proc/malloc_types_peak"; rc=1; }
 
 # Watch while the workloads run: dtmalloc-top and the event view.
 dtmalloc top --once --duration 20 >/tmp/top.out 2>/tmp/top.err &
@@ -85,6 +93,11 @@ tail -n 1 /tmp/events.err
 
 banner "memstat -m (after the workloads; the samples and rnull are still loaded, binderfs mounted)"
 run memstat -m -H
+
+banner "memstat -m -l (failures, peak KiB in use and owner of the workloads' types)"
+for p in 'binder *' 'rnull *' 'sample *' 'c sample *' pipe; do
+	memstat -m -l -H --name "$p" | { [ "$p" = 'binder *' ] && cat || tail -n +2; }
+done
 
 banner "rmmod rust_malloc_types and malloc_types_sample (4 and 2 blocks leaked on purpose)"
 run rmmod rust_malloc_types
