@@ -330,6 +330,7 @@ static int malloc_type_register(struct malloc_type *mtp, struct module *mod)
 		return -ENOMEM;
 
 	memset(mti->mti_probes, 0, sizeof(mti->mti_probes));
+	WRITE_ONCE(mti->mti_events, 0);
 	WRITE_ONCE(mti->mti_zone,
 		   malloc_type_zone_for_name(mtp->ks_shortdesc, numzones));
 	/* Read locklessly (READ_ONCE() in C, atomic loads in Rust). */

@@ -9,9 +9,9 @@
  * when an allocation takes it higher: an atomic add per allocation and free,
  * a cache line shared by the CPUs, which is why only the types named in
  * /proc/malloc_types_peak pay it. Every other type costs what it costs with
- * tracking off: the accounting tests mti_peak_on only behind a static key
- * (malloc_type_events) that is off while no type is tracked and no dtmalloc
- * tracepoint has a probe.
+ * tracking off: the accounting tests the type's mti_events word only behind
+ * a static key (malloc_type_events) that is off while no type is tracked
+ * and no dtmalloc tracepoint has a probe.
  *
  * /proc/malloc_types_peak (0600) holds the selection, one pattern per line:
  * a probe name (the type's name with white space as '_') or a glob of one
@@ -30,7 +30,7 @@
  * (mth_peak, with MALLOC_TYPE_F_PEAK).
  *
  * Locking: malloc_type_peak_mutex protects the selection and every type's
- * mti_peak_on; it nests inside the registry mutex, as the probe selection's
+ * MALLOC_TYPE_EV_PEAK bit; it nests inside the registry mutex, as the probe selection's
  * does (mm/malloc_type_probes.c).
  */
 
@@ -93,7 +93,7 @@ static unsigned int peak_nr_patterns;
 
 /**
  * malloc_type_peak_alloc() - account an allocation of a tracked type
- * @mtp: a registered type whose mti_peak_on was seen set.
+ * @mtp: a registered type whose MALLOC_TYPE_EV_PEAK bit was seen set.
  * @size: accounted bytes.
  *
  * Context: any context.
@@ -112,7 +112,7 @@ EXPORT_SYMBOL_GPL(malloc_type_peak_alloc);
 
 /**
  * malloc_type_peak_free() - account a free of a tracked type
- * @mtp: a registered type whose mti_peak_on was seen set.
+ * @mtp: a registered type whose MALLOC_TYPE_EV_PEAK bit was seen set.
  * @size: accounted bytes.
  *
  * Context: any context.
@@ -151,13 +151,13 @@ static void peak_start(struct malloc_type *mtp, bool registering)
 	struct malloc_type_internal *mti = &mtp->ks_mti;
 
 	lockdep_assert_held(&malloc_type_peak_mutex);
-	if (mti->mti_peak_on) {
+	if (test_bit(MALLOC_TYPE_EV_PEAK, &mti->mti_events)) {
 		atomic64_set(&mti->mti_peak, atomic64_read(&mti->mti_in_use));
 		return;
 	}
 	/*
 	 * The keys first: once static_branch_inc() returns, every CPU tests
-	 * mti_peak_on, so the accounting misses nothing after the flag is set.
+	 * mti_events, so the accounting misses nothing after the bit is set.
 	 */
 	static_branch_inc(&malloc_type_events.malloc);
 	static_branch_inc(&malloc_type_events.free);
@@ -165,11 +165,12 @@ static void peak_start(struct malloc_type *mtp, bool registering)
 		     registering ? 0 : malloc_type_mem_use(mtp));
 	atomic64_set(&mti->mti_peak, atomic64_read(&mti->mti_in_use));
 	/*
-	 * The counters before the flag: pairs with the full barrier of the
+	 * The counters before the bit: pairs with the full barrier of the
 	 * accounting's atomic64_add_return(), which follows its read of the
-	 * flag, so that no allocation adds to the counters' old values.
+	 * bit, so that no allocation adds to the counters' old values.
 	 */
-	smp_store_release(&mti->mti_peak_on, 1);
+	smp_mb__before_atomic();
+	set_bit(MALLOC_TYPE_EV_PEAK, &mti->mti_events);
 }
 
 /* Stops tracking @mtp. Mutex held. */
@@ -178,9 +179,8 @@ static void peak_stop(struct malloc_type *mtp)
 	struct malloc_type_internal *mti = &mtp->ks_mti;
 
 	lockdep_assert_held(&malloc_type_peak_mutex);
-	if (!mti->mti_peak_on)
+	if (!test_and_clear_bit(MALLOC_TYPE_EV_PEAK, &mti->mti_events))
 		return;
-	WRITE_ONCE(mti->mti_peak_on, 0);
 	static_branch_dec(&malloc_type_events.malloc);
 	static_branch_dec(&malloc_type_events.free);
 }
@@ -206,7 +206,6 @@ static bool peak_selected(struct malloc_type *mtp)
 void malloc_type_peak_register(struct malloc_type *mtp)
 {
 	mutex_lock(&malloc_type_peak_mutex);
-	mtp->ks_mti.mti_peak_on = 0;
 	if (peak_selected(mtp))
 		peak_start(mtp, true);
 	mutex_unlock(&malloc_type_peak_mutex);
@@ -262,7 +261,7 @@ static int peak_apply_cb(struct malloc_type *mtp, void *arg)
 	mutex_lock(&malloc_type_peak_mutex);
 	if (!peak_selected(mtp)) {
 		peak_stop(mtp);
-	} else if (!mtp->ks_mti.mti_peak_on) {
+	} else if (!test_bit(MALLOC_TYPE_EV_PEAK, &mtp->ks_mti.mti_events)) {
 		peak_start(mtp, false);
 	} else {
 		for (i = 0; i < w->nr; i++) {

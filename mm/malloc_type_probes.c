@@ -7,9 +7,9 @@
  * tracepoints fire for every type. Writing probe names to tracefs's
  * set_dtmalloc_probes selects types: while the selection is not empty, the
  * events fire only for the probes it names, each type's decision being one
- * load of its mti_probes[] slot (the probe's id while it is selected, 0
- * otherwise, as FreeBSD stores it), and every other type costs what it
- * costs with tracing off. Whether events are recorded is still decided by
+ * load of its mti_events word (whose bits mirror its mti_probes[] slots:
+ * the probe's id while it is selected, 0 otherwise, as FreeBSD stores it),
+ * and every other type costs what it costs with tracing off. Whether events are recorded is still decided by
  * enabling dtmalloc:malloc and dtmalloc:free (tracefs, perf, trace-cmd,
  * bpftrace); the selection says which types they fire for.
  *
@@ -99,9 +99,12 @@ int malloc_type_probes_apply(struct malloc_type *mtp)
 			probes |= dtmalloc_specs[i].probes;
 	mutex_unlock(&malloc_type_probes_mutex);
 
-	for (i = 0; i < DTMALLOC_PROBE_MAX; i++)
+	for (i = 0; i < DTMALLOC_PROBE_MAX; i++) {
 		WRITE_ONCE(mti->mti_probes[i], probes & BIT(i) ?
 			   dtmalloc_probe_id(READ_ONCE(mti->mti_id), i) : 0);
+		/* The accounting's one-word test (the peak shares the word). */
+		assign_bit(i, &mti->mti_events, probes & BIT(i));
+	}
 	return 0;
 }
 

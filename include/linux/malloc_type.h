@@ -46,6 +46,13 @@
 #define DTMALLOC_PROBE_FREE		1
 #define DTMALLOC_PROBE_MAX		2
 
+/*
+ * Bits of malloc_type_internal.mti_events: what the accounting has to do
+ * for the type beyond counting. Bits DTMALLOC_PROBE_MALLOC and
+ * DTMALLOC_PROBE_FREE mirror whether mti_probes[] of that probe is set.
+ */
+#define MALLOC_TYPE_EV_PEAK		2
+
 /**
  * struct malloc_type_internal - the part of a type owned by the subsystem
  * @mti_probes: per-type tracing, one word per dtmalloc probe, as in FreeBSD:
@@ -61,9 +68,14 @@
  * @mti_probename: the probe name (the name with each ASCII white-space
  *	character replaced by '_', malloc_type_probe_name()), computed once at
  *	registration for the dtmalloc events and the probe list.
- * @mti_peak_on: 1 while the type's peak bytes in use are tracked (a pattern
- *	in /proc/malloc_types_peak matches its probe name), 0 otherwise. Read
- *	locklessly by the accounting, which then keeps @mti_in_use.
+ * @mti_events: one word for the accounting's test of the type, behind the
+ *	static keys of struct malloc_type_events: bit DTMALLOC_PROBE_MALLOC
+ *	(or _FREE) while that probe is selected on its own (as @mti_probes[]),
+ *	bit MALLOC_TYPE_EV_PEAK while the type's peak bytes in use are tracked
+ *	(a pattern in /proc/malloc_types_peak matches its probe name; the
+ *	accounting then keeps @mti_in_use). Changed with atomic bit operations
+ *	(the probe selection and the peak tracking have mutexes of their own),
+ *	read locklessly.
  * @mti_owner: the name of the module that defines the type, "vmlinux" for
  *	the kernel's own types; valid while the type is registered.
  * @mti_in_use: while the peak is tracked, the type's bytes in use
@@ -86,7 +98,7 @@ struct malloc_type_internal {
 	u64				mti_id;
 	struct list_head		mti_list;
 	char				mti_probename[MALLOC_MAX_NAME];
-	u32				mti_peak_on;
+	unsigned long			mti_events;
 	const char			*mti_owner;
 	atomic64_t			mti_in_use;
 	atomic64_t			mti_peak;
@@ -188,7 +200,7 @@ extern struct dtmalloc_selection dtmalloc_probes_selected;
  * struct malloc_type_events - whether the accounting has more to do than count
  * @malloc: on while the dtmalloc:malloc tracepoint has a probe or any type
  *	has its peak tracked: an allocation then also tests the type's
- *	mti_peak_on and the tracepoint.
+ *	mti_events and, without a probe selection, the tracepoint.
  * @free: the same for frees and dtmalloc:free.
  *
  * Counted keys (static_branch_inc()): the tracepoints' reg and unreg

@@ -406,15 +406,12 @@ impl MallocType {
         percpu_u64!(s, bindings::malloc_type_stats, mts_numallocs).inc();
         percpu_u64!(s, bindings::malloc_type_stats, mts_size).or(bit);
         if trace::malloc_events() {
-            if trace::peak_tracked(self) {
-                // CAST: `usize` and `c_ulong` have the same width on 64-bit kernels.
-                // SAFETY: `self` is registered (`s` exists) and its peak is tracked.
-                unsafe { bindings::malloc_type_peak_alloc(self.as_raw(), size as _) };
-            }
-            if trace::malloc_enabled() && trace::selected(self, bindings::DTMALLOC_PROBE_MALLOC) {
+            let w = trace::events_word(self);
+            let probe = bindings::DTMALLOC_PROBE_MALLOC;
+            if trace::has_work(w, probe, trace::malloc_enabled) {
                 // SAFETY: `self` is registered (`s` exists) and the record is this CPU's,
                 // updated just above; `rcu` keeps preemption disabled until after the call.
-                unsafe { trace::fire(self, trace::malloc, s.this_cpu_ptr(&rcu), size, zindx) };
+                unsafe { trace::on_event(self, w, probe, s.this_cpu_ptr(&rcu), size, zindx) };
             }
         }
     }
@@ -456,14 +453,11 @@ impl MallocType {
         percpu_u64!(s, bindings::malloc_type_stats, mts_memfreed).add(size as u64);
         percpu_u64!(s, bindings::malloc_type_stats, mts_numfrees).inc();
         if trace::free_events() {
-            if trace::peak_tracked(self) {
-                // CAST: As in `account_alloc`.
+            let w = trace::events_word(self);
+            let probe = bindings::DTMALLOC_PROBE_FREE;
+            if trace::has_work(w, probe, trace::free_enabled) {
                 // SAFETY: As in `account_alloc`.
-                unsafe { bindings::malloc_type_peak_free(self.as_raw(), size as _) };
-            }
-            if trace::free_enabled() && trace::selected(self, bindings::DTMALLOC_PROBE_FREE) {
-                // SAFETY: As in `account_alloc`.
-                unsafe { trace::fire(self, trace::free, s.this_cpu_ptr(&rcu), size, 0) };
+                unsafe { trace::on_event(self, w, probe, s.this_cpu_ptr(&rcu), size, 0) };
             }
         }
     }

@@ -7,10 +7,11 @@
 //! its internal part, the current CPU's statistics record, the accounted size and the `zindx`.
 //!
 //! The accounting paths test [`malloc_events`] or [`free_events`], a branch patched in when the
-//! tracepoint has a probe (its reg function) or some type's peak is tracked, then
-//! [`malloc_enabled`] or [`free_enabled`], the tracepoint's own, and call the out-of-line
-//! [`fire`] only when it is enabled, so that with neither tracing nor peaks a typed allocation
-//! pays one no-op instruction.
+//! tracepoint has a probe (its reg function) or some type's peak is tracked, then the type's
+//! `mti_events` word ([`has_work`]), and call the out-of-line [`on_event`] only when there is
+//! something to do for the type, so that with neither tracing nor peaks a typed allocation pays
+//! one no-op instruction, and a type neither traced nor tracked pays one test of its word while
+//! another type is.
 //!
 //! C header: [`include/trace/events/dtmalloc.h`](srctree/include/trace/events/dtmalloc.h)
 
@@ -137,56 +138,112 @@ events!(
     free
 );
 
-/// Returns whether the peak of `t` is tracked (`mti_peak_on`, `mm/malloc_type_peak.c`).
+/// Bit of `mti_events`: the type's peak bytes in use are tracked (`mm/malloc_type_peak.c`).
+const EV_PEAK: c_ulong = 1 << bindings::MALLOC_TYPE_EV_PEAK;
+
+/// Returns the `mti_events` word of `t`: bit `probe` while probe `probe` (`DTMALLOC_PROBE_*`)
+/// is selected on its own (tracefs's `set_dtmalloc_probes`, `mm/malloc_type_probes.c`), and
+/// [`EV_PEAK`] while the type's peak is tracked.
 ///
 /// # Context
 ///
 /// Any context.
 #[inline(always)]
-pub(super) fn peak_tracked(t: &MallocType) -> bool {
-    // SAFETY: `mti_peak_on` is a valid, aligned word of a live type, written with
-    // `WRITE_ONCE()` or a release store.
-    // ORDERING: Relaxed, `READ_ONCE()`: the peak's counters are atomics of their own; an
-    // allocation that races the start of tracking is counted or not, as documented.
-    unsafe { atomic_load(ptr::addr_of_mut!((*t.as_raw()).ks_mti.mti_peak_on), Relaxed) != 0 }
+pub(super) fn events_word(t: &MallocType) -> c_ulong {
+    // SAFETY: `mti_events` is a valid, aligned word of a live type, changed only with atomic
+    // bit operations.
+    // ORDERING: Relaxed, `READ_ONCE()`: a selection or a start of tracking is seen by later
+    // allocations, which is all tracing asks; the peak's start orders its counters before the
+    // bit, and the full barrier of the peak's `atomic64_add_return()` comes after this load.
+    unsafe { atomic_load(ptr::addr_of_mut!((*t.as_raw()).ks_mti.mti_events), Relaxed) }
 }
 
-/// Returns whether the `dtmalloc` events fire for probe `probe` (`DTMALLOC_PROBE_MALLOC` or
-/// `DTMALLOC_PROBE_FREE`) of `t`, once the tracepoint is known to be enabled: for every type
-/// while no per-type selection is in force (a jump label, `dtmalloc_probes_selected`), and only
-/// for the types whose `mti_probes[probe]` slot is set while one is (tracefs's
-/// `set_dtmalloc_probes`, `mm/malloc_type_probes.c`).
+/// Returns whether the peak of `t` is tracked.
 ///
 /// # Context
 ///
 /// Any context.
+#[inline]
+pub(super) fn peak_tracked(t: &MallocType) -> bool {
+    events_word(t) & EV_PEAK != 0
+}
+
+/// Returns whether a per-type probe selection is in force (a jump label,
+/// `dtmalloc_probes_selected`): the events then fire only for the selected types.
 #[inline(always)]
-pub(super) fn selected(t: &MallocType, probe: u32) -> bool {
+fn selective() -> bool {
     // SAFETY: `dtmalloc_probes_selected` is a static key defined by C
     // (`mm/malloc_type_probes.c`); it is always okay to query it.
-    let selective = unsafe {
+    unsafe {
         crate::jump_label::static_branch_unlikely!(
             bindings::dtmalloc_probes_selected,
             bindings::dtmalloc_selection,
             key
         )
-    };
-    if !selective {
-        return true;
     }
-    let mti = t.as_raw();
-    // SAFETY: `mti_probes` is a valid, aligned array of `DTMALLOC_PROBE_MAX` words of a live type;
-    // the selection writes them with `WRITE_ONCE()`. An out-of-range `probe` reads nothing.
-    // ORDERING: Relaxed, `READ_ONCE()`: a selection change is seen by later events, which is
-    // all tracing asks.
-    match probe {
-        bindings::DTMALLOC_PROBE_MALLOC | bindings::DTMALLOC_PROBE_FREE => unsafe {
-            atomic_load(
-                ptr::addr_of_mut!((*mti).ks_mti.mti_probes[probe as usize]),
-                Relaxed,
-            ) != 0
-        },
-        _ => false,
+}
+
+/// Returns whether an allocation (`probe` `DTMALLOC_PROBE_MALLOC`) or a free
+/// (`DTMALLOC_PROBE_FREE`) of a type whose `mti_events` word is `w` has more to do than count,
+/// once [`malloc_events`] or [`free_events`] said that some type may: a tracked peak, a probe
+/// selected on its own, or, without a selection, the tracepoint (`enabled`) enabled.
+///
+/// A type that is neither tracked nor selected while a selection is in force costs the load
+/// of its word, one test and the selection's jump label.
+///
+/// # Context
+///
+/// Any context.
+#[inline(always)]
+pub(super) fn has_work(w: c_ulong, probe: u32, enabled: impl Fn() -> bool) -> bool {
+    w & ((1 << probe) | EV_PEAK) != 0 || (!selective() && enabled())
+}
+
+/// What an allocation (`probe` `DTMALLOC_PROBE_MALLOC`) or a free (`DTMALLOC_PROBE_FREE`) of
+/// `size` accounted bytes from size class `zindx` of type `t` has to do beyond counting, once
+/// [`has_work`] said there is something: the peak of a tracked type, then the tracepoint, when
+/// it is enabled and fires for the type (no selection, or the type's probe selected).
+///
+/// Out of line and cold.
+///
+/// # Safety
+///
+/// As for [`fire`].
+///
+/// # Context
+///
+/// Any context, with preemption disabled.
+#[cold]
+#[inline(never)]
+pub(super) unsafe fn on_event(
+    t: &MallocType,
+    w: c_ulong,
+    probe: u32,
+    mtsp: *mut bindings::malloc_type_stats,
+    size: usize,
+    zindx: i32,
+) {
+    let is_malloc = probe == bindings::DTMALLOC_PROBE_MALLOC;
+    if w & EV_PEAK != 0 {
+        // CAST: `usize` and `c_ulong` have the same width on 64-bit kernels.
+        let bytes = size as c_ulong;
+        // SAFETY: `t` is registered (safety requirements) and its peak is tracked.
+        unsafe {
+            if is_malloc {
+                bindings::malloc_type_peak_alloc(t.as_raw(), bytes)
+            } else {
+                bindings::malloc_type_peak_free(t.as_raw(), bytes)
+            }
+        }
+    }
+    let (enabled, event) = if is_malloc {
+        (malloc_enabled(), malloc as Event)
+    } else {
+        (free_enabled(), free as Event)
+    };
+    if enabled && (!selective() || w & (1 << probe) != 0) {
+        // SAFETY: By the safety requirements.
+        unsafe { fire(t, event, mtsp, size, zindx) };
     }
 }
 
