@@ -42,7 +42,10 @@ boot() { # boot FLAVOUR NAME MODE KERNEL-ARGS...
 	shift 3
 	[ "$flavour" = arm64 ] && prefix="arm64: "
 	echo "check: booting the $flavour kernel: $name (log: $log)"
-	bash "$MT_DIR/run-qemu.sh" "$flavour" "$mode" "$log" "$@" || exit 1
+	# The first boot takes about 13 minutes (KUnit, then every guest test,
+	# test 40's read sizes and test 75's scrapes the longest): 30 minutes
+	# leave room for a loaded host; a guest that finishes ends itself.
+	MT_TIMEOUT=${MT_TIMEOUT:-1800} bash "$MT_DIR/run-qemu.sh" "$flavour" "$mode" "$log" "$@" || exit 1
 	verdict=$(python3 "$MT_DIR/judge.py" "$log" --suites "$MT_DIR/suites")
 	echo "$verdict" | sed '$d' | sed "s/^/$prefix/"
 	read -r _ p _ f <<<"$(echo "$verdict" | tail -n 1)"
