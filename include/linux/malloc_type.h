@@ -272,6 +272,13 @@ bool malloc_type_test_cache_of(const void *p, const char **name,
  * Implemented in Rust (rust/kernel/malloc_type/size_class.rs).
  */
 bool malloc_type_init_size_classes(void);
+/* The size in bytes of the size class @zindx names, 0 past the last one. */
+size_t malloc_type_zone_size(u32 zindx);
+/*
+ * Describes the registry in the vmcoreinfo note, for the readers of crash
+ * dumps and /proc/kcore (called by crash_save_vmcoreinfo_init()).
+ */
+void malloc_type_vmcoreinfo_setup(void);
 /* The C entry points, implemented in Rust (rust/kernel/malloc_type/c_api.rs). */
 void *malloc_type_kmalloc_node(size_t size, gfp_t flags, int node,
 			       struct malloc_type *mtp);
@@ -510,6 +517,10 @@ static inline void kvfree_mt(const void *p, struct malloc_type *type)
 }
 
 #else /* !CONFIG_MALLOC_TYPES */
+
+static inline void malloc_type_vmcoreinfo_setup(void)
+{
+}
 
 /* Without malloc types the functions are the kmalloc family, uncharged. */
 #define kmalloc_node_mt(size, flags, node, type)			\

@@ -299,6 +299,19 @@ pub(crate) unsafe extern "C" fn malloc_type_init_size_classes() -> bool {
     sizes != BUILD_TIME_SIZES
 }
 
+/// Returns the size in bytes of the kmalloc size class `zindx` names ([`zone_sizes()`]), or 0
+/// past the last class: what `malloc_type_vmcoreinfo_setup()` (`mm/malloc_type.c`) writes to
+/// the vmcoreinfo note for the readers of a crash dump.
+///
+/// # Context
+///
+/// Any context, after `malloc_type_init_size_classes()`.
+#[no_mangle]
+pub(crate) extern "C" fn malloc_type_zone_size(zindx: u32) -> usize {
+    // CAST: A `u32` fits in the `usize` of every 64-bit target.
+    zone_sizes().get(zindx as usize).copied().unwrap_or(0)
+}
+
 /// Returns the kmalloc size classes of the running kernel in bytes, ascending, by `zindx`
 /// (`vm.malloc_zone_sizes`): the distinct object sizes of its normal kmalloc caches, from the
 /// smallest one a request can get (8 bytes, or the DMA alignment where kmalloc keeps it) to
