@@ -6,8 +6,8 @@ use std::path::PathBuf;
 
 /// The libmemstat error classes, without their payloads.
 ///
-/// `MEMSTAT_ERROR_KVM*` have no counterpart: there is no kvm(3) here, a saved
-/// stream file plays the part of a core.
+/// The `MEMSTAT_ERROR_KVM*` classes are the errors of a core (a vmcore or
+/// `/proc/kcore`, [`crate::kvm`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ErrorKind {
     /// `MEMSTAT_ERROR_NOMEMORY`.
@@ -18,6 +18,12 @@ pub enum ErrorKind {
     Permission,
     /// `MEMSTAT_ERROR_DATAERROR`.
     DataError,
+    /// `MEMSTAT_ERROR_KVM`: a core that cannot be read as one.
+    Kvm,
+    /// `MEMSTAT_ERROR_KVM_NOSYMBOL`: a symbol (or layout) a core lacks.
+    KvmNoSymbol,
+    /// `MEMSTAT_ERROR_KVM_SHORTREAD`: memory a core does not hold.
+    KvmShortRead,
     /// Any other I/O failure (no libmemstat counterpart).
     Io,
     /// An index or CPU argument out of range (libmemstat does no check).
@@ -32,6 +38,9 @@ impl ErrorKind {
             ErrorKind::Version => "Version mismatch",
             ErrorKind::Permission => "Permission denied",
             ErrorKind::DataError => "Data format error",
+            ErrorKind::Kvm => "KVM error",
+            ErrorKind::KvmNoSymbol => "KVM unable to find symbol",
+            ErrorKind::KvmShortRead => "KVM short read",
             ErrorKind::Io => "I/O error",
             ErrorKind::OutOfRange => "Index out of range",
         }
@@ -63,6 +72,30 @@ pub enum Error {
     /// The data is not in the expected format.
     #[error("Data format error: {0}")]
     DataError(String),
+    /// A core that is not one this library reads, or that contradicts
+    /// itself (`MEMSTAT_ERROR_KVM`); the text says which file and why.
+    #[error("KVM error: {0}")]
+    Kvm(String),
+    /// A symbol or a layout entry that neither the core's vmcoreinfo nor the
+    /// kernel image has (`MEMSTAT_ERROR_KVM_NOSYMBOL`).
+    #[error("KVM unable to find symbol {symbol}: {detail}")]
+    KvmNoSymbol {
+        /// The symbol (`malloc_type_list`) or vmcoreinfo entry (`OFFSET(...)`).
+        symbol: String,
+        /// Where it was looked for.
+        detail: String,
+    },
+    /// Kernel memory that the core does not hold, or a core file shorter
+    /// than its headers say (`MEMSTAT_ERROR_KVM_SHORTREAD`).
+    #[error("KVM short read: {len} bytes at {addr:#x} are not in {}", path.display())]
+    KvmShortRead {
+        /// The kernel virtual address.
+        addr: u64,
+        /// The bytes wanted.
+        len: usize,
+        /// The core.
+        path: PathBuf,
+    },
     /// Another I/O error on `path`.
     #[error("{}: {}", .path.display(), io_text(.source))]
     Io {
@@ -92,6 +125,9 @@ impl Error {
             Error::Version { .. } => ErrorKind::Version,
             Error::Permission { .. } => ErrorKind::Permission,
             Error::DataError(_) => ErrorKind::DataError,
+            Error::Kvm(_) => ErrorKind::Kvm,
+            Error::KvmNoSymbol { .. } => ErrorKind::KvmNoSymbol,
+            Error::KvmShortRead { .. } => ErrorKind::KvmShortRead,
             Error::Io { .. } => ErrorKind::Io,
             Error::OutOfRange { .. } => ErrorKind::OutOfRange,
         }

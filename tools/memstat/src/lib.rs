@@ -5,7 +5,8 @@
 //! crate does the same for the Linux malloc types subsystem
 //! (`/proc/malloc_stats`, see `include/uapi/linux/malloc_type.h`) and for
 //! slab caches (`/sys/kernel/slab`, `/proc/slabinfo`), the Linux analogue of
-//! UMA zones; a saved stream file stands in for reading a core.
+//! UMA zones, and reads the malloc types of a crash dump or of `/proc/kcore`
+//! as libmemstat's kvm side does ([`kvm`]).
 //!
 //! | libmemstat | here |
 //! | --- | --- |
@@ -16,7 +17,7 @@
 //! | `memstat_sysctl_malloc` | [`MemoryTypeList::sysctl_malloc`] |
 //! | `memstat_sysctl_uma` | [`MemoryTypeList::read_slab`] |
 //! | `memstat_sysctl_all` | [`MemoryTypeList::sysctl_all`] |
-//! | `memstat_kvm_malloc` (core) | [`MemoryTypeList::read_malloc`] on a saved stream |
+//! | `memstat_kvm_malloc` (core) | [`MemoryTypeList::kvm_malloc`] with a [`kvm::Core`]; [`MemoryTypeList::read_malloc`] on a saved stream |
 //! | `memstat_get_*` | methods of [`MemoryType`] |
 //! | `memstat_get_percpu_*` | `MemoryType::percpu_*`, returning an error for a CPU out of range |
 //! | `memstat_malloc_zone_get_count` / `_get_size` / `_used` | [`ZoneSizes::count`] / [`ZoneSizes::size`] / [`ZoneSizes::used`] |
@@ -50,6 +51,7 @@
 #![warn(missing_docs)]
 
 pub mod error;
+pub mod kvm;
 pub mod openmetrics;
 pub mod report;
 pub mod slab;

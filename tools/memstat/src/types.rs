@@ -851,6 +851,18 @@ impl MemoryTypeList {
         r
     }
 
+    /// `memstat_kvm_malloc`: update the malloc types and the zone sizes
+    /// from a core (a vmcore or `/proc/kcore`, [`crate::kvm::Core`]). On
+    /// error the list is left as it was, and [`MemoryTypeList::error`] says
+    /// which class of error it was.
+    pub fn kvm_malloc(&mut self, core: &crate::kvm::Core) -> Result<()> {
+        let r = core.read_malloc();
+        let k = self.record(r)?;
+        self.update_malloc_bytes(&k.stream)?;
+        self.zones = k.zones;
+        Ok(())
+    }
+
     /// `memstat_sysctl_malloc`: read the zone sizes under `sysctl_dir`
     /// (with fallback) and the stream at `proc_path`.
     pub fn sysctl_malloc(&mut self, proc_path: &Path, sysctl_dir: &Path) -> Result<()> {

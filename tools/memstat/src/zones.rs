@@ -50,6 +50,14 @@ impl ZoneSizes {
         })
     }
 
+    /// A table of the kernel's own sizes (read from a core, [`crate::kvm`]):
+    /// [`ZoneSizes::from_kernel`] is true.
+    pub fn new_from_kernel(sizes: Vec<u64>) -> Result<ZoneSizes> {
+        let mut z = ZoneSizes::new(sizes)?;
+        z.from_kernel = true;
+        Ok(z)
+    }
+
     /// Parse the text of `vm.malloc_zone_sizes` (integers separated by
     /// white space, as `proc_dointvec` prints them).
     pub fn parse(text: &str) -> Result<ZoneSizes> {

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
 use memstat::error::io_text;
+use memstat::kvm::Core;
 use memstat::report::{self, Options, SortKey};
 use memstat::slab::{DEFAULT_SLABINFO, DEFAULT_SLAB_DIR};
 use memstat::zones::DEFAULT_SYSCTL_DIR;
@@ -31,7 +32,7 @@ enum Sort {
     name = "memstat",
     version,
     disable_help_flag = true,
-    after_help = "Examples:\n  memstat                      malloc types, as vmstat -m\n  memstat -z                   slab caches, as vmstat -z\n  memstat -m --json            libxo-style JSON\n  memstat -m -l                with failures, peaks and owners\n  memstat -s memuse --name 'dev*'\n  memstat -w 1 -c 5            five reports, one second apart\n  memstat --save snap.bin      save a snapshot; read it back with -f snap.bin\n  memstat --prometheus         Prometheus metrics on standard output\n  memstat --listen 127.0.0.1:9725           an HTTP exporter for Prometheus\n  memstat --textfile /var/lib/node_exporter/malloc_types.prom -w 15"
+    after_help = "Examples:\n  memstat                      malloc types, as vmstat -m\n  memstat -z                   slab caches, as vmstat -z\n  memstat -m --json            libxo-style JSON\n  memstat -m -l                with failures, peaks and owners\n  memstat -s memuse --name 'dev*'\n  memstat -w 1 -c 5            five reports, one second apart\n  memstat --save snap.bin      save a snapshot; read it back with -f snap.bin\n  memstat -M vmcore -N vmlinux the malloc types of a crash dump\n  memstat --prometheus         Prometheus metrics on standard output\n  memstat --listen 127.0.0.1:9725           an HTTP exporter for Prometheus\n  memstat --textfile /var/lib/node_exporter/malloc_types.prom -w 15"
 )]
 struct Args {
     /// Report malloc types (the default when neither -m nor -z is given).
@@ -71,6 +72,14 @@ struct Args {
     /// Read malloc types from a saved stream FILE instead of the kernel.
     #[arg(short = 'f', long = "stream", value_name = "FILE")]
     stream: Option<PathBuf>,
+    /// Read malloc types from CORE, a crash dump (an ELF vmcore: QEMU's dump-guest-memory, kdump's
+    /// /proc/vmcore saved as ELF) or /proc/kcore, instead of the running kernel.
+    #[arg(short = 'M', long = "core", value_name = "CORE", conflicts_with_all = ["stream", "zones", "listen"])]
+    core: Option<PathBuf>,
+    /// With -M: the kernel image (vmlinux) of CORE; its build ID must be CORE's, and its symbols
+    /// name what CORE's vmcoreinfo does not.
+    #[arg(short = 'N', long = "kernel", value_name = "KERNEL", requires = "core")]
+    kernel: Option<PathBuf>,
     /// Path of the kernel's malloc stream.
     #[arg(long = "proc", value_name = "PATH", default_value = DEFAULT_PROC_PATH)]
     proc_path: PathBuf,
@@ -183,13 +192,19 @@ fn run(args: &Args) -> Result<(), Failure> {
         slabinfo: Some(args.slabinfo.clone()),
     };
     let mut list = MemoryTypeList::new();
+    let core = match &args.core {
+        Some(c) => Some(Core::open(c, args.kernel.as_deref()).map_err(|e| describe(&e))?),
+        None => None,
+    };
     if let Some(addr) = &args.listen {
         return serve(args, addr, &mut list);
     }
     let mut n = 0u64;
     let stdout = io::stdout();
     loop {
-        if want_m {
+        if let Some(core) = &core {
+            tolerate(n, list.kvm_malloc(core))?;
+        } else if want_m {
             let path = args.stream.as_ref().unwrap_or(&args.proc_path);
             list.update_zones(&args.sysctl_dir);
             tolerate(n, list.read_malloc(path))?;

@@ -7,6 +7,8 @@ use std::process::{Command, Output, Stdio};
 
 use memstat::stream::{write_stream, CpuStats, StreamType};
 
+pub mod vmcore;
+
 /// A fresh directory under Cargo's per-target temporary directory, unique to
 /// this call: tests of one binary run in parallel threads of one process.
 pub fn tmpdir(name: &str) -> PathBuf {

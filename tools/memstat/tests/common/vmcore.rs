@@ -1,0 +1,607 @@
+//! A synthetic kernel and its ELF core, for the tests of `memstat::kvm`: physical memory with
+//! the kernel's page tables (x86_64 with 4 or 5 levels and 2 MiB pages, arm64 with 4 or 16 KiB
+//! pages), a malloc type registry laid out as `mm/malloc_type.c` has it, per-CPU statistics
+//! behind `__per_cpu_offset`, the vmcoreinfo note that describes it all, written either as
+//! QEMU's `dump-guest-memory` writes a core (physical segments) or as `/proc/kcore` shows one
+//! (virtual segments).
+
+use memstat::stream::CpuStats;
+
+/// The page tables to build.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Paging {
+    /// x86_64 with 4 or 5 levels; `huge`: the direct map in 2 MiB pages.
+    X86 { levels: u32, huge: bool },
+    /// arm64 with pages of `1 << page_shift` bytes and `va_bits`-bit kernel addresses.
+    Arm64 { page_shift: u32, va_bits: u32 },
+}
+
+/// One type of the synthetic registry.
+#[derive(Debug, Clone)]
+pub struct TypeSpec {
+    pub name: String,
+    pub id: u64,
+    pub zone: u32,
+    pub flags: u32,
+    /// `None` for a type whose owner pointer is NULL.
+    pub owner: Option<String>,
+    /// Some(peak): the type's peak is tracked (`MALLOC_TYPE_EV_PEAK` in `mti_events`).
+    pub peak: Option<i64>,
+    /// One per CPU id.
+    pub stats: Vec<CpuStats>,
+    /// Defined in a module: the structure lives in module memory.
+    pub in_module: bool,
+}
+
+struct Region {
+    va: u64,
+    pa: u64,
+    len: u64,
+    used: u64,
+}
+
+/// The synthetic machine.
+pub struct Guest {
+    pub paging: Paging,
+    pub phys: Vec<u8>,
+    next_pa: u64,
+    root: u64,
+    regions: Vec<Region>,
+    /// Lines of the vmcoreinfo note.
+    pub vmcoreinfo: Vec<String>,
+    /// Structure offsets written to the vmcoreinfo: a test can move fields.
+    pub mti_offset: u64,
+    pub kernel_offset: u64,
+    /// Where the malloc types' lines go in kernel memory, as the kernel keeps them
+    /// (`malloc_type_vmcoreinfo[]`), the note pointing to them; `None`: in the note.
+    pub malloc_text: Option<u64>,
+}
+
+const X86_MAP: u64 = 0xffff_ffff_8000_0000;
+
+impl Guest {
+    /// A machine of `mib` MiB with empty page tables.
+    pub fn new(paging: Paging, mib: u64) -> Guest {
+        let mut g = Guest {
+            paging,
+            phys: vec![0; (mib << 20) as usize],
+            next_pa: 0x1_0000,
+            root: 0,
+            regions: Vec::new(),
+            vmcoreinfo: Vec::new(),
+            mti_offset: 16,
+            kernel_offset: 0x1e0_0000,
+            malloc_text: None,
+        };
+        g.root = g.table();
+        g
+    }
+
+    fn page_shift(&self) -> u32 {
+        match self.paging {
+            Paging::X86 { .. } => 12,
+            Paging::Arm64 { page_shift, .. } => page_shift,
+        }
+    }
+
+    /// A zeroed physical page for a table.
+    fn table(&mut self) -> u64 {
+        let page = 1u64 << self.page_shift();
+        self.next_pa = self.next_pa.div_ceil(page) * page;
+        let pa = self.next_pa;
+        self.next_pa += page;
+        assert!(
+            self.next_pa <= self.phys.len() as u64,
+            "guest memory exhausted"
+        );
+        pa
+    }
+
+    fn rd(&self, pa: u64) -> u64 {
+        u64::from_le_bytes(self.phys[pa as usize..pa as usize + 8].try_into().unwrap())
+    }
+
+    fn wr(&mut self, pa: u64, v: u64) {
+        self.phys[pa as usize..pa as usize + 8].copy_from_slice(&v.to_le_bytes());
+    }
+
+    /// Maps `va` to `pa` with a leaf at `leaf_level` (0: the smallest page).
+    fn map_one(&mut self, va: u64, pa: u64, leaf_level: u32) {
+        let (page_shift, levels, va_bits) = match self.paging {
+            Paging::X86 { levels, .. } => (12, levels, 12 + 9 * levels),
+            Paging::Arm64 {
+                page_shift,
+                va_bits,
+            } => (
+                page_shift,
+                (va_bits - page_shift).div_ceil(page_shift - 3),
+                va_bits,
+            ),
+        };
+        let bits = page_shift - 3;
+        let mut table = self.root;
+        for level in (0..levels).rev() {
+            let shift = page_shift + bits * level;
+            let index = (va >> shift) & ((1 << bits.min(va_bits - shift)) - 1);
+            let slot = table + index * 8;
+            if level == leaf_level {
+                let e = match self.paging {
+                    Paging::X86 { .. } => pa | 0x63 | if level > 0 { 0x80 } else { 0 },
+                    Paging::Arm64 { .. } => pa | if level > 0 { 0b01 } else { 0b11 } | 0x400,
+                };
+                self.wr(slot, e);
+                return;
+            }
+            let e = self.rd(slot);
+            table = if e & 1 == 0 {
+                let t = self.table();
+                self.wr(slot, t | 0b11);
+                t
+            } else {
+                e & 0x000f_ffff_ffff_f000 & !((1 << page_shift) - 1)
+            };
+        }
+    }
+
+    /// A region of `len` bytes at virtual `va`, mapped to fresh physical memory; with `huge`
+    /// (x86 only), in 2 MiB pages.
+    pub fn region(&mut self, va: u64, len: u64, huge: bool) {
+        let (step, level) = if huge {
+            (2 << 20, 1)
+        } else {
+            (1 << self.page_shift(), 0)
+        };
+        self.next_pa = self.next_pa.div_ceil(step) * step;
+        let pa = self.next_pa;
+        let len = len.div_ceil(step) * step;
+        self.next_pa += len;
+        assert!(
+            self.next_pa <= self.phys.len() as u64,
+            "guest memory exhausted"
+        );
+        let mut off = 0;
+        while off < len {
+            self.map_one(va + off, pa + off, level);
+            off += step;
+        }
+        self.regions.push(Region {
+            va,
+            pa,
+            len,
+            used: 0,
+        });
+    }
+
+    /// The physical address of `va` (from the regions, not from the tables).
+    pub fn pa(&self, va: u64) -> u64 {
+        let r = self
+            .regions
+            .iter()
+            .find(|r| va >= r.va && va < r.va + r.len)
+            .unwrap_or_else(|| panic!("{va:#x} is not mapped"));
+        r.pa + (va - r.va)
+    }
+
+    /// Allocates `len` bytes, 16-aligned, in region `i`.
+    pub fn alloc(&mut self, i: usize, len: u64) -> u64 {
+        let r = &mut self.regions[i];
+        r.used = r.used.div_ceil(16) * 16;
+        let va = r.va + r.used;
+        r.used += len;
+        assert!(r.used <= r.len, "region {i} is full");
+        va
+    }
+
+    pub fn write(&mut self, va: u64, bytes: &[u8]) {
+        // Byte by byte: an object may cross into another page of its region.
+        for (i, b) in bytes.iter().enumerate() {
+            let pa = self.pa(va + i as u64) as usize;
+            self.phys[pa] = *b;
+        }
+    }
+
+    pub fn write_u64(&mut self, va: u64, v: u64) {
+        self.write(va, &v.to_le_bytes());
+    }
+
+    pub fn string(&mut self, region: usize, s: &str) -> u64 {
+        let va = self.alloc(region, s.len() as u64 + 1);
+        let mut b = s.as_bytes().to_vec();
+        b.push(0);
+        self.write(va, &b);
+        va
+    }
+
+    pub fn line(&mut self, l: impl Into<String>) {
+        self.vmcoreinfo.push(l.into());
+    }
+
+    /// The addresses of the kernel image, the direct map, module memory and the per-CPU
+    /// chunk of this architecture.
+    fn bases(&self) -> [u64; 4] {
+        match self.paging {
+            Paging::X86 { levels: 5, .. } => [
+                0xffff_ffff_8100_0000 + self.kernel_offset,
+                0xff11_0000_0000_0000,
+                0xffff_ffff_c000_0000,
+                0xffa0_0000_0000_0000,
+            ],
+            Paging::X86 { .. } => [
+                0xffff_ffff_8100_0000 + self.kernel_offset,
+                0xffff_8880_0000_0000,
+                0xffff_ffff_c000_0000,
+                0xffff_c900_0000_0000,
+            ],
+            Paging::Arm64 { va_bits, .. } => {
+                let top = u64::MAX << (va_bits - 1);
+                [
+                    top + 0x10_0000_0000 + self.kernel_offset,
+                    u64::MAX << va_bits,
+                    top + 0x0800_0000,
+                    top + 0x20_0000_0000,
+                ]
+            }
+        }
+    }
+
+    /// Builds a kernel with `types` registered, in that list order, and `ncpus` CPU ids of
+    /// which `possible` are possible, and writes the vmcoreinfo that describes it.
+    pub fn kernel(types: &[TypeSpec], ncpus: usize, possible: &[bool], paging: Paging) -> Guest {
+        Guest::kernel_with_mti(types, ncpus, possible, paging, 16)
+    }
+
+    /// [`Guest::kernel`] with `ks_mti` at offset `mti` of `struct malloc_type`.
+    pub fn kernel_with_mti(
+        types: &[TypeSpec],
+        ncpus: usize,
+        possible: &[bool],
+        paging: Paging,
+        mti: u64,
+    ) -> Guest {
+        let mut g = Guest::new(paging, 8);
+        g.mti_offset = mti;
+        let [image, direct, module, percpu] = g.bases();
+        let huge = matches!(paging, Paging::X86 { huge: true, .. });
+        g.region(image, 64 << 10, false); // 0: the kernel image
+        g.region(direct, 2 << 20, huge); // 1: the direct map
+        g.region(module, 256 << 10, false); // 2: module memory
+        g.region(percpu, (ncpus as u64) << 16, false); // 3: the per-CPU chunk
+                                                       // The top-level table lives in the kernel image, as swapper_pg_dir does: the first
+                                                       // page of the image (page-aligned) gets a copy of it, which then is the one walked.
+        let size = 1usize << g.page_shift();
+        let pgd = g.alloc(0, size as u64);
+        let (old, new) = (g.root as usize, g.pa(pgd) as usize);
+        let t = g.phys[old..old + size].to_vec();
+        g.phys[new..new + size].copy_from_slice(&t);
+        g.root = new as u64;
+
+        g.malloc_text = Some(g.alloc(0, 4096));
+        let mti = g.mti_offset;
+        let type_size = mti + 112;
+        let head = g.alloc(0, 16);
+        let ncpu_off = g.alloc(0, 8 * ncpus as u64);
+        let mask = g.alloc(0, 8 * ncpus.div_ceil(64) as u64);
+        let mut bits = vec![0u8; 8 * ncpus.div_ceil(64)];
+        for (c, &p) in possible.iter().enumerate() {
+            if p {
+                bits[c / 8] |= 1 << (c % 8);
+            }
+        }
+        g.write(mask, &bits);
+        // The per-CPU pointer P: CPU c's copy is at P + __per_cpu_offset[c].
+        let p_base = 0x2_0000u64;
+        for c in 0..ncpus {
+            g.write_u64(
+                ncpu_off + 8 * c as u64,
+                percpu + ((c as u64) << 16) - p_base,
+            );
+        }
+        let vmlinux = g.string(0, "vmlinux");
+        let mut prev = head;
+        let mut nodes = Vec::new();
+        for (i, t) in types.iter().enumerate() {
+            let region = if t.in_module { 2 } else { 1 };
+            let mtp = g.alloc(region, type_size);
+            let name = g.string(region, &t.name);
+            let owner = match t.owner.as_deref() {
+                None => 0,
+                Some("vmlinux") => vmlinux,
+                Some(o) => g.string(2, o),
+            };
+            let stats = p_base + 64 * i as u64;
+            for (c, s) in t.stats.iter().enumerate() {
+                let at = percpu + ((c as u64) << 16) + 64 * i as u64;
+                for (k, v) in [
+                    s.memalloced,
+                    s.memfreed,
+                    s.numallocs,
+                    s.numfrees,
+                    s.size,
+                    s.numfailures,
+                ]
+                .iter()
+                .enumerate()
+                {
+                    g.write_u64(at + 8 * k as u64, *v);
+                }
+            }
+            g.write_u64(mtp, name);
+            g.write(mtp + mti + 8, &t.zone.to_le_bytes());
+            g.write(mtp + mti + 12, &t.flags.to_le_bytes());
+            g.write_u64(mtp + mti + 16, stats);
+            g.write_u64(mtp + mti + 24, t.id);
+            g.write_u64(mtp + mti + 80, if t.peak.is_some() { 2 | 1 } else { 1 });
+            g.write_u64(mtp + mti + 88, owner);
+            g.write_u64(mtp + mti + 104, t.peak.unwrap_or(-1) as u64);
+            let node = mtp + mti + 32;
+            g.write_u64(prev, node);
+            nodes.push(node);
+            prev = node;
+        }
+        g.write_u64(prev, head);
+
+        let page = 1u64 << g.page_shift();
+        g.line("OSRELEASE=7.3.4-test");
+        g.line("BUILD-ID=00112233445566778899aabbccddeeff00112233");
+        g.line(format!("PAGESIZE={page}"));
+        g.line(format!("SYMBOL(swapper_pg_dir)={pgd:x}"));
+        match paging {
+            Paging::X86 { levels, .. } => {
+                let phys_base = g.pa(image).wrapping_sub(image - X86_MAP);
+                g.line(format!("NUMBER(phys_base)={}", phys_base as i64));
+                g.line(format!(
+                    "NUMBER(pgtable_l5_enabled)={}",
+                    u32::from(levels == 5)
+                ));
+            }
+            Paging::Arm64 { va_bits, .. } => {
+                g.line(format!("NUMBER(VA_BITS)={va_bits}"));
+                g.line(format!(
+                    "NUMBER(kimage_voffset)=0x{:x}",
+                    image.wrapping_sub(g.pa(image))
+                ));
+                g.line("NUMBER(PHYS_OFFSET)=0x0");
+                g.line(format!("NUMBER(TCR_EL1_T1SZ)=0x{:x}", 64 - va_bits));
+            }
+        }
+        g.line(format!("KERNELOFFSET={:x}", g.kernel_offset));
+        g.line("NUMBER(MALLOC_TYPE_STREAM_VERSION)=2");
+        g.line(format!("SYMBOL(malloc_type_list)={head:x}"));
+        g.line(format!("SIZE(malloc_type)={type_size}"));
+        g.line("OFFSET(malloc_type.ks_shortdesc)=0");
+        g.line(format!("OFFSET(malloc_type.ks_mti)={mti}"));
+        for (f, o) in [
+            ("mti_zone", 8),
+            ("mti_flags", 12),
+            ("mti_stats", 16),
+            ("mti_id", 24),
+            ("mti_list", 32),
+            ("mti_events", 80),
+            ("mti_owner", 88),
+            ("mti_peak", 104),
+        ] {
+            g.line(format!("OFFSET(malloc_type_internal.{f})={o}"));
+        }
+        g.line("SIZE(malloc_type_stats)=64");
+        g.line("NUMBER(MALLOC_TYPE_EV_PEAK)=2");
+        g.line(format!("SYMBOL(__per_cpu_offset)={ncpu_off:x}"));
+        g.line(format!("SYMBOL(__cpu_possible_mask)={mask:x}"));
+        g.line(format!("NUMBER(MALLOC_TYPE_NR_CPU_IDS)={ncpus}"));
+        g.line("NUMBER(MALLOC_TYPE_NUMZONES)=1");
+        g.line("MALLOC_TYPE_ZONE_SIZES=8,16,32,64,96,128,192,256,512,1024,2048,4096,8192");
+        g
+    }
+
+    /// Removes the vmcoreinfo lines that start with `prefix`.
+    pub fn drop_lines(&mut self, prefix: &str) {
+        self.vmcoreinfo.retain(|l| !l.starts_with(prefix));
+    }
+
+    /// Replaces the vmcoreinfo line that starts with `prefix`.
+    pub fn set_line(&mut self, prefix: &str, line: &str) {
+        self.drop_lines(prefix);
+        self.line(line);
+    }
+
+    /// Whether the kernel keeps line `l` in `malloc_type_vmcoreinfo[]`.
+    fn is_malloc_line(l: &str) -> bool {
+        [
+            "NUMBER(MALLOC_TYPE",
+            "SYMBOL(malloc_type_list)",
+            "SIZE(malloc_type",
+            "OFFSET(malloc_type",
+            "SYMBOL(__per_cpu_offset)",
+            "SYMBOL(__cpu_possible_mask)",
+            "MALLOC_TYPE_ZONE_SIZES",
+        ]
+        .iter()
+        .any(|p| l.starts_with(p))
+    }
+
+    /// The vmcoreinfo note's text and the physical memory, with the malloc types' lines in
+    /// memory when [`Guest::malloc_text`] says so.
+    fn note_and_memory(&self) -> (String, Vec<u8>) {
+        let mut phys = self.phys.clone();
+        let mut note: Vec<&str> = self.vmcoreinfo.iter().map(String::as_str).collect();
+        let mut extra = Vec::new();
+        if let Some(at) = self.malloc_text {
+            let text: String = note
+                .iter()
+                .filter(|l| Guest::is_malloc_line(l))
+                .map(|l| format!("{l}\n"))
+                .collect();
+            note.retain(|l| !Guest::is_malloc_line(l));
+            for (i, b) in text.bytes().enumerate() {
+                phys[self.pa(at + i as u64) as usize] = b;
+            }
+            // A test's own value of either line stands.
+            for l in [
+                format!("SYMBOL(malloc_type_vmcoreinfo)={at:x}"),
+                format!("LENGTH(malloc_type_vmcoreinfo)={}", text.len()),
+            ] {
+                let key = &l[..l.find('=').unwrap()];
+                if !note.iter().any(|n| n.starts_with(key)) {
+                    extra.push(l);
+                }
+            }
+        }
+        let mut s = note.join("\n");
+        for l in extra {
+            s.push('\n');
+            s.push_str(&l);
+        }
+        s.push('\n');
+        (s, phys)
+    }
+
+    /// The vmcoreinfo note's text.
+    pub fn vmcoreinfo_text(&self) -> String {
+        self.note_and_memory().0
+    }
+
+    /// An ELF core as QEMU's dump-guest-memory writes one: physical memory in two segments
+    /// (a hole at `hole`, 64 KiB, that nothing uses), no virtual addresses.
+    pub fn physical_core(&self) -> Vec<u8> {
+        let (note, phys) = self.note_and_memory();
+        let (hole, end) = (0x8000usize, 0x10000usize);
+        let segs = vec![
+            (0u64, 0u64, phys[..hole].to_vec()),
+            (0, end as u64, phys[end..].to_vec()),
+        ];
+        elf_core(self.machine(), &note, &segs)
+    }
+
+    /// An ELF core as /proc/kcore shows one: one segment per region at its virtual address.
+    pub fn virtual_core(&self) -> Vec<u8> {
+        let (note, phys) = self.note_and_memory();
+        let segs = self
+            .regions
+            .iter()
+            .map(|r| {
+                (
+                    r.va,
+                    r.pa,
+                    phys[r.pa as usize..(r.pa + r.len) as usize].to_vec(),
+                )
+            })
+            .collect::<Vec<_>>();
+        elf_core(self.machine(), &note, &segs)
+    }
+
+    pub fn machine(&self) -> u16 {
+        match self.paging {
+            Paging::X86 { .. } => 62,
+            Paging::Arm64 { .. } => 183,
+        }
+    }
+}
+
+fn note(name: &str, ntype: u32, desc: &[u8]) -> Vec<u8> {
+    let mut n = Vec::new();
+    n.extend_from_slice(&(name.len() as u32 + 1).to_le_bytes());
+    n.extend_from_slice(&(desc.len() as u32).to_le_bytes());
+    n.extend_from_slice(&ntype.to_le_bytes());
+    n.extend_from_slice(name.as_bytes());
+    n.push(0);
+    while n.len() % 4 != 0 {
+        n.push(0);
+    }
+    n.extend_from_slice(desc);
+    while n.len() % 4 != 0 {
+        n.push(0);
+    }
+    n
+}
+
+fn ehdr(etype: u16, machine: u16, phnum: u16, shoff: u64, shnum: u16) -> Vec<u8> {
+    let mut h = vec![0u8; 64];
+    h[..4].copy_from_slice(b"\x7fELF");
+    h[4] = 2;
+    h[5] = 1;
+    h[6] = 1;
+    h[16..18].copy_from_slice(&etype.to_le_bytes());
+    h[18..20].copy_from_slice(&machine.to_le_bytes());
+    h[20..24].copy_from_slice(&1u32.to_le_bytes());
+    h[32..40].copy_from_slice(&64u64.to_le_bytes());
+    h[40..48].copy_from_slice(&shoff.to_le_bytes());
+    h[52..54].copy_from_slice(&64u16.to_le_bytes());
+    h[54..56].copy_from_slice(&56u16.to_le_bytes());
+    h[56..58].copy_from_slice(&phnum.to_le_bytes());
+    h[58..60].copy_from_slice(&64u16.to_le_bytes());
+    h[60..62].copy_from_slice(&shnum.to_le_bytes());
+    h
+}
+
+/// An ELF core: a CPU note and the VMCOREINFO note (when `vmcoreinfo` is not empty) in one
+/// PT_NOTE, then one PT_LOAD per (vaddr, paddr, bytes).
+pub fn elf_core(machine: u16, vmcoreinfo: &str, segs: &[(u64, u64, Vec<u8>)]) -> Vec<u8> {
+    let mut notes = note("CORE", 1, &[0u8; 336]);
+    if !vmcoreinfo.is_empty() {
+        notes.extend(note("VMCOREINFO", 0, vmcoreinfo.as_bytes()));
+    }
+    let phnum = 1 + segs.len();
+    let mut out = ehdr(4, machine, phnum as u16, 0, 0);
+    let mut data_off = 64 + 56 * phnum as u64;
+    let mut phdrs = Vec::new();
+    let mut ph = |ptype: u32, off: u64, va: u64, pa: u64, len: u64| {
+        let mut p = vec![0u8; 56];
+        p[0..4].copy_from_slice(&ptype.to_le_bytes());
+        p[8..16].copy_from_slice(&off.to_le_bytes());
+        p[16..24].copy_from_slice(&va.to_le_bytes());
+        p[24..32].copy_from_slice(&pa.to_le_bytes());
+        p[32..40].copy_from_slice(&len.to_le_bytes());
+        p[40..48].copy_from_slice(&len.to_le_bytes());
+        phdrs.extend(p);
+    };
+    ph(4, data_off, 0, 0, notes.len() as u64);
+    data_off += notes.len() as u64;
+    for (va, pa, b) in segs {
+        ph(1, data_off, *va, *pa, b.len() as u64);
+        data_off += b.len() as u64;
+    }
+    out.extend(phdrs);
+    out.extend(notes);
+    for (_, _, b) in segs {
+        out.extend_from_slice(b);
+    }
+    out
+}
+
+/// A kernel image (ET_EXEC) with a GNU build ID note and a symbol table of `symbols`.
+pub fn elf_image(machine: u16, build_id: &[u8], symbols: &[(&str, u64)]) -> Vec<u8> {
+    let bid = note("GNU", 3, build_id);
+    let mut strtab = vec![0u8];
+    let mut symtab = vec![0u8; 24];
+    for (name, value) in symbols {
+        let mut s = vec![0u8; 24];
+        s[0..4].copy_from_slice(&(strtab.len() as u32).to_le_bytes());
+        s[4] = 1; // STT_OBJECT
+        s[8..16].copy_from_slice(&value.to_le_bytes());
+        symtab.extend(s);
+        strtab.extend_from_slice(name.as_bytes());
+        strtab.push(0);
+    }
+    let data_off = 64u64;
+    let bid_off = data_off;
+    let sym_off = bid_off + bid.len() as u64;
+    let str_off = sym_off + symtab.len() as u64;
+    let shoff = str_off + strtab.len() as u64;
+    let mut out = ehdr(2, machine, 0, shoff, 4);
+    out.extend(&bid);
+    out.extend(&symtab);
+    out.extend(&strtab);
+    let mut sh = |stype: u32, off: u64, size: u64, link: u32| {
+        let mut s = vec![0u8; 64];
+        s[4..8].copy_from_slice(&stype.to_le_bytes());
+        s[24..32].copy_from_slice(&off.to_le_bytes());
+        s[32..40].copy_from_slice(&size.to_le_bytes());
+        s[40..44].copy_from_slice(&link.to_le_bytes());
+        s[56..64].copy_from_slice(&24u64.to_le_bytes());
+        out.extend(s);
+    };
+    sh(0, 0, 0, 0);
+    sh(7, bid_off, bid.len() as u64, 0);
+    sh(2, sym_off, symtab.len() as u64, 3);
+    sh(3, str_off, strtab.len() as u64, 0);
+    out
+}
