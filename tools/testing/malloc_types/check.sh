@@ -63,11 +63,48 @@ boot() { # boot FLAVOUR NAME MODE KERNEL-ARGS...
 # the port it scrapes to the guest's exporter, guest test 75 runs a Binder
 # workload under it, and prometheus.py compares what PromQL returns with
 # the guest's own figures.
+# Boot 1 and the arm64 boot are also dumped (guest test 78 with
+# mt.vmcore=1): vmcore.py follows the console and has QEMU write the guest's
+# memory as an ELF vmcore through QMP; the vmcores are judged after the
+# boots (vmcore_check).
+vmcore_dir=$MT_CACHE/vmcore
+vmcore_watch() { # vmcore_watch NAME: the boot NAME that comes next is dumped
+	local log="$MT_CACHE/logs/check-console-$1.log"
+	rm -rf "${vmcore_dir:?}/$1"
+	mkdir -p "$vmcore_dir/$1"
+	rm -f "$log"
+	export MT_QMP="$vmcore_dir/$1/qmp.sock"
+	python3 "$MT_DIR/vmcore.py" watch "$log" "$MT_QMP" "$vmcore_dir/$1" \
+		2>"$MT_CACHE/logs/vmcore-watch-$1.log" &
+	vmcore_pid=$!
+}
+vmcore_unwatch() {
+	unset MT_QMP
+	wait "$vmcore_pid" || true
+}
+# vmcore_check NAME VMLINUX OTHER-VMLINUX [LABEL]: memstat -M and drgn on
+# the last vmcore of boot NAME (vmcore.py check).
+vmcore_check() {
+	local name=$1 vmlinux=$2 other=$3 label=${4:-} out
+	out=$(python3 "$MT_DIR/vmcore.py" check --dir "$vmcore_dir/$name" \
+		--log "$MT_CACHE/logs/check-console-$name.log" --vmlinux "$vmlinux" \
+		--memstat "$MT_CACHE/cargo-target/x86_64-unknown-linux-musl/release/memstat" \
+		--drgn "$MT_CACHE/drgn-venv/bin/python3" --other-kernel "$other" 2>&1)
+	echo "$out" | grep -v '^vmcore: [0-9]* passed' | sed "s/^/$label/"
+	read -r p f < <(echo "$out" | sed -n 's/^vmcore: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p')
+	[ -n "$p" ] || { p=0 f=1; }
+	echo "${label}vmcore: $p passed, $f failed"
+	add "$p" "$f"
+	[ "$f" -eq 0 ] || problems+=("${label}the vmcore of boot $name (log: $MT_CACHE/logs/vmcore-watch-$name.log)")
+}
+
 prom_dir=$MT_CACHE/prometheus
 prom_log=$MT_CACHE/logs/prometheus.log
 if fwd=$(python3 "$MT_DIR/prometheus.py" start "$prom_dir" 2>"$prom_log"); then
 	export MT_HOSTFWD=$fwd
-	boot test tests check
+	vmcore_watch tests
+	boot test tests check mt.vmcore=1
+	vmcore_unwatch
 	unset MT_HOSTFWD
 	python3 "$MT_DIR/prometheus.py" check "$prom_dir" "$MT_CACHE/logs/check-console-tests.log" >"$prom_log" 2>&1
 	grep -v '^prometheus: [0-9]* passed' "$prom_log"
@@ -82,7 +119,9 @@ else
 	echo "prometheus: 0 passed, 1 failed"
 	add 0 1
 	problems+=("the Prometheus server did not start (log: $prom_log)")
-	boot test tests check
+	vmcore_watch tests
+	boot test tests check mt.vmcore=1
+	vmcore_unwatch
 fi
 boot test numzones4 check malloc_types.numzones=4 malloc_types.default_types=0 mt.only=70-binder,72-rnull
 
@@ -106,6 +145,8 @@ else
 	add 0 1
 	problems+=("the kernel without malloc types $why (log: $nomt_log)")
 fi
+# Boot 1's vmcore, judged now that there is another kernel to give as -N.
+vmcore_check tests "$MT_KCACHE/build-test/vmlinux" "$MT_KCACHE/build-nomt/vmlinux"
 
 # arm64 with 16 KiB pages: the test kernel's fragments plus configs/arm64.config,
 # cross-built with the same LLVM and Rust toolchain, the tools built for
@@ -115,7 +156,10 @@ fi
 echo "check: building the arm64 kernel, tools and initramfs (log: $MT_CACHE/logs/build-arm64.log)"
 if (mt_prepare arm64) >"$MT_CACHE/logs/check-arm64-prepare.log" 2>&1; then
 	arm64_tests=$(cd "$MT_DIR/guest" && ls [0-9]*.sh | sed 's/\.sh$//' | grep -v '^55-' | paste -sd, -)
-	boot arm64 arm64 check "mt.only=$arm64_tests"
+	vmcore_watch arm64
+	boot arm64 arm64 check "mt.only=$arm64_tests" mt.vmcore=1
+	vmcore_unwatch
+	vmcore_check arm64 "$MT_KCACHE/build-arm64/vmlinux" "$MT_KCACHE/build-test/vmlinux" "arm64: "
 else
 	tail -n 3 "$MT_CACHE/logs/check-arm64-prepare.log" | sed 's/^/arm64: /'
 	echo "arm64: 0 passed, 1 failed"

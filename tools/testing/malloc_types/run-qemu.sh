@@ -16,6 +16,10 @@
 # a virtio-net device on QEMU's user network (the guest 10.0.2.15, the host
 # 10.0.2.2) with that host port forwarded to the guest (the fleet export's
 # scrape, guest test 75); no boot ROM (none is needed to boot -kernel).
+# With MT_QMP=PATH, QEMU serves its QMP monitor on the unix socket PATH and
+# has a vmcoreinfo device (the kernel hands it its vmcoreinfo note through
+# fw_cfg), so that dump-guest-memory writes a vmcore that memstat -M and
+# drgn read (vmcore.py, guest test 78).
 # Usage: run-qemu.sh test|prod|arm64 check|run LOG [extra kernel arguments...]
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -44,6 +48,10 @@ qemu+=(-accel "${MT_ACCEL:-tcg,thread=single}" -smp "${MT_SMP:-2}" -m "${MT_MEM:
 [ -n "${MT_ICOUNT:-}" ] && qemu+=(-icount "shift=$MT_ICOUNT")
 if [ -n "${MT_HOSTFWD:-}" ] && [ "$(mt_arch "$flavour")" = x86_64 ]; then
 	qemu+=(-netdev "user,id=net0,hostfwd=$MT_HOSTFWD" -device virtio-net-pci,netdev=net0,romfile=)
+fi
+if [ -n "${MT_QMP:-}" ]; then
+	rm -f "$MT_QMP"
+	qemu+=(-qmp "unix:$MT_QMP,server=on,wait=off" -device vmcoreinfo)
 fi
 mkdir -p "$(dirname "$log")"
 echo "qemu: ${qemu[*]}" >"$log"

@@ -13,7 +13,7 @@ set -euo pipefail
 # prometheus: promtool checks the metrics of the memstat exporter (make check).
 PACKAGES="clang-$LLVM_VERSION lld-$LLVM_VERSION llvm-$LLVM_VERSION libclang-$LLVM_VERSION-dev
 	qemu-system-x86 qemu-system-arm busybox-static flex bison bc libelf-dev libssl-dev cpio
-	make xz-utils kmod python3 gcc libc6-dev musl-tools ca-certificates
+	make xz-utils kmod python3 python3-venv gcc libc6-dev musl-tools ca-certificates
 	linux-perf trace-cmd bpftrace prometheus"
 # `setup.sh inline` (make run, make bench) adds the LLVM that
 # CONFIG_RUST_INLINE_HELPERS needs for the prod and bench-inline kernels:
@@ -33,6 +33,18 @@ if [ ${#missing[@]} -gt 0 ]; then
 	echo "setup: installing ${missing[*]}"
 	mt_run apt-get update
 	DEBIAN_FRONTEND=noninteractive mt_run apt-get install -y --no-install-recommends "${missing[@]}"
+fi
+
+# drgn reads make check's vmcores beside memstat -M (vmcore.py): PyPI's
+# drgn, pinned, in a virtual environment under the cache (its wheel brings
+# its own libdw, libelf and libkdumpfile).
+mt_step "drgn"
+venv="$MT_CACHE/drgn-venv"
+if [ "$("$venv/bin/python3" -c 'import drgn; print(drgn.__version__)' 2>/dev/null)" != "$DRGN_VERSION" ]; then
+	echo "setup: installing drgn $DRGN_VERSION (PyPI) in $venv"
+	rm -rf "$venv"
+	mt_run python3 -m venv "$venv"
+	mt_run "$venv/bin/pip" install --quiet --disable-pip-version-check "drgn==$DRGN_VERSION"
 fi
 
 mt_step "Rust toolchain"
