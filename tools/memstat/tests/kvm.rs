@@ -566,3 +566,35 @@ fn memstat_m_errors_are_one_line() {
         assert_eq!(out.status.code(), Some(2), "{args:?}");
     }
 }
+
+/// Cores of real kernels, reduced to the pages `memstat -M` reads
+/// (`tools/testing/malloc_types/vmcore-fixture.py` on a vmcore of make check's test guest, after
+/// guest test 78's workload), with the stream the guest read just before the dump: the x86_64
+/// test kernel (5-level paging, KASLR, `rnull_mod`'s types in module memory).
+#[test]
+fn real_kernel_cores() {
+    use std::io::Read;
+    let d = tmpdir("kvm-real");
+    let dir = common::fixture("kvm");
+    let mut n = 0;
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let path = e.unwrap().path();
+        let Some(stem) = path.to_str().unwrap().strip_suffix(".core.gz") else {
+            continue;
+        };
+        let gunzip = |p: &Path| {
+            let mut out = Vec::new();
+            flate2::read::GzDecoder::new(std::fs::File::open(p).unwrap())
+                .read_to_end(&mut out)
+                .unwrap();
+            out
+        };
+        let core = write(&d, "core", &gunzip(&path));
+        let want = gunzip(Path::new(&format!("{stem}.stream.gz")));
+        let k = Core::open(&core, None).unwrap().read_malloc().unwrap();
+        assert!(k.stream == want, "{}: not the guest's stream", path.display());
+        assert!(k.zones.from_kernel());
+        n += 1;
+    }
+    assert!(n >= 1, "no fixture in {}", dir.display());
+}
