@@ -22,7 +22,8 @@
 //! * KASLR's offset (`KERNELOFFSET`) and the kernel's page tables
 //!   (`SYMBOL(swapper_pg_dir)`, `NUMBER(phys_base)` and
 //!   `NUMBER(pgtable_l5_enabled)` on x86_64; `NUMBER(kimage_voffset)`,
-//!   `NUMBER(VA_BITS)` and `PAGESIZE` on arm64), which translate the
+//!   `NUMBER(TCR_EL1_T1SZ)` or `NUMBER(VA_BITS)` and `PAGESIZE` on arm64:
+//!   4, 16 or 64 KiB pages, up to 52-bit addresses), which translate the
 //!   kernel's virtual addresses in a dump that holds physical memory.
 //!
 //! No debugging information is needed. A segment whose virtual address is
@@ -97,8 +98,11 @@ const MAX_STRUCT: u64 = 4096;
 const X86_START_KERNEL_MAP: u64 = 0xffff_ffff_8000_0000;
 /// x86_64's `PTE_PFN_MASK`: bits 12 to 51 of a page table entry.
 const X86_PFN_MASK: u64 = 0x000f_ffff_ffff_f000;
-/// arm64's output address bits 47 to 12 of a descriptor (48-bit physical addresses).
-const ARM64_OA_MASK: u64 = 0x0000_ffff_ffff_f000;
+/// arm64's output address bits 49 to 12 of a descriptor with 4 or 16 KiB pages (48 and 49
+/// are RES0 without FEAT_LPA2).
+const ARM64_OA_MASK: u64 = 0x0003_ffff_ffff_f000;
+/// arm64's output address bits 47 to 16 of a descriptor with 64 KiB pages.
+const ARM64_OA_MASK_64K: u64 = 0x0000_ffff_ffff_0000;
 
 /// The architectures read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -206,6 +210,9 @@ struct Walker {
     arch: Arch,
     /// Bits of an entry that are not address (x86_64's SME mask).
     clear: u64,
+    /// arm64 with 4 or 16 KiB pages and 52-bit addresses (FEAT_LPA2, TCR_EL1.DS set): bits 9:8
+    /// of a descriptor are bits 51:50 of its output address, not its shareability.
+    lpa2: bool,
 }
 
 /// A kernel image (`-N`): its build ID and symbol table.
@@ -856,6 +863,7 @@ impl Walker {
                     va_bits: 12 + 9 * levels,
                     arch,
                     clear: vi.number("sme_mask").unwrap_or(0),
+                    lpa2: false,
                 })
             }
             Arch::Aarch64 => {
@@ -872,14 +880,15 @@ impl Walker {
                     65536 => 16,
                     _ => return Err(format!("arm64 pages of {page} bytes are not read")),
                 };
-                // The kernel half's size: TCR_EL1.T1SZ, or VA_BITS.
+                // The kernel half's size in use: TCR_EL1.T1SZ (a kernel built for 52-bit
+                // addresses runs with 48 on a CPU without them), or VA_BITS.
                 let va_bits = match vi.number("TCR_EL1_T1SZ") {
-                    Some(t1sz) if (16..=39).contains(&t1sz) => 64 - t1sz as u32,
+                    Some(t1sz) if (12..=39).contains(&t1sz) => 64 - t1sz as u32,
                     _ => vi
                         .number("VA_BITS")
                         .ok_or_else(|| need("NUMBER(VA_BITS)"))? as u32,
                 };
-                if !(36..=48).contains(&va_bits) {
+                if !(36..=52).contains(&va_bits) {
                     return Err(format!("arm64 with {va_bits}-bit addresses is not read"));
                 }
                 let bits = page_shift - 3;
@@ -890,8 +899,23 @@ impl Walker {
                     va_bits,
                     arch,
                     clear: 0,
+                    // 52-bit addresses with 4 or 16 KiB pages need FEAT_LPA2, which Linux
+                    // then uses for the descriptors too.
+                    lpa2: va_bits > 48 && page_shift < 16,
                 })
             }
+        }
+    }
+
+    /// The output address of an arm64 descriptor (a table's, a block's or a page's).
+    fn arm64_oa(&self, e: u64) -> u64 {
+        if self.page_shift == 16 {
+            // FEAT_LPA: bits 51:48 in bits 15:12 (RES0 without it).
+            (e & ARM64_OA_MASK_64K) | ((e >> 12) & 0xf) << 48
+        } else if self.lpa2 {
+            (e & ARM64_OA_MASK) | ((e >> 8) & 3) << 50
+        } else {
+            e & ARM64_OA_MASK
         }
     }
 
@@ -910,24 +934,24 @@ impl Walker {
             }
             let e = u64::from_le_bytes(e) & !self.clear;
             let size = 1u64 << shift;
-            let (valid, leaf, mask) = match self.arch {
+            let (valid, leaf, addr) = match self.arch {
                 // Present; a large page at the 1 GiB and 2 MiB levels (PSE).
                 Arch::X86_64 => (
                     e & 1 != 0,
                     level == 0 || (e & 0x80 != 0 && level <= 2),
-                    X86_PFN_MASK,
+                    e & X86_PFN_MASK,
                 ),
                 // Valid; a block (bits 1:0 = 01) above the last level, a page at it.
-                Arch::Aarch64 => (e & 1 != 0, level == 0 || e & 2 == 0, ARM64_OA_MASK),
+                Arch::Aarch64 => (e & 1 != 0, level == 0 || e & 2 == 0, self.arm64_oa(e)),
             };
             if !valid {
                 return None;
             }
             if leaf {
-                let base = e & mask & !(size - 1);
+                let base = addr & !(size - 1);
                 return Some((base | (va & (size - 1)), size));
             }
-            table = e & mask & !((1u64 << self.page_shift) - 1);
+            table = addr & !((1u64 << self.page_shift) - 1);
         }
         None
     }

@@ -104,7 +104,7 @@ fn read_core(path: &Path, kernel: Option<&Path>) -> memstat::Result<Vec<StreamTy
     Ok(s.types)
 }
 
-const PAGINGS: [Paging; 6] = [
+const PAGINGS: [Paging; 8] = [
     Paging::X86 {
         levels: 4,
         huge: false,
@@ -128,6 +128,15 @@ const PAGINGS: [Paging; 6] = [
     Paging::Arm64 {
         page_shift: 12,
         va_bits: 39,
+    },
+    // make check's arm64 kernel on QEMU's -cpu max: FEAT_LPA2.
+    Paging::Arm64 {
+        page_shift: 14,
+        va_bits: 52,
+    },
+    Paging::Arm64 {
+        page_shift: 16,
+        va_bits: 48,
     },
 ];
 
@@ -570,7 +579,8 @@ fn memstat_m_errors_are_one_line() {
 /// Cores of real kernels, reduced to the pages `memstat -M` reads
 /// (`tools/testing/malloc_types/vmcore-fixture.py` on a vmcore of make check's test guest, after
 /// guest test 78's workload), with the stream the guest read just before the dump: the x86_64
-/// test kernel (5-level paging, KASLR, `rnull_mod`'s types in module memory).
+/// test kernel (5-level paging, KASLR, `rnull_mod`'s types in module memory) and the arm64 one
+/// (16 KiB pages, 52-bit addresses with FEAT_LPA2 on QEMU's `-cpu max`, KASLR).
 #[test]
 fn real_kernel_cores() {
     use std::io::Read;
@@ -592,7 +602,11 @@ fn real_kernel_cores() {
         let core = write(&d, "core", &gunzip(&path));
         let want = gunzip(Path::new(&format!("{stem}.stream.gz")));
         let k = Core::open(&core, None).unwrap().read_malloc().unwrap();
-        assert!(k.stream == want, "{}: not the guest's stream", path.display());
+        assert!(
+            k.stream == want,
+            "{}: not the guest's stream",
+            path.display()
+        );
         assert!(k.zones.from_kernel());
         n += 1;
     }

@@ -127,7 +127,12 @@ impl Guest {
             if level == leaf_level {
                 let e = match self.paging {
                     Paging::X86 { .. } => pa | 0x63 | if level > 0 { 0x80 } else { 0 },
-                    Paging::Arm64 { .. } => pa | if level > 0 { 0b01 } else { 0b11 } | 0x400,
+                    // The access flag; inner shareable (bits 9:8) but with FEAT_LPA2,
+                    // where those are bits 51:50 of the address.
+                    Paging::Arm64 { va_bits, .. } => {
+                        let sh = if va_bits > 48 { 0 } else { 0x300 };
+                        pa | if level > 0 { 0b01 } else { 0b11 } | 0x400 | sh
+                    }
                 };
                 self.wr(slot, e);
                 return;
@@ -262,7 +267,7 @@ impl Guest {
         g.mti_offset = mti;
         let [image, direct, module, percpu] = g.bases();
         let huge = matches!(paging, Paging::X86 { huge: true, .. });
-        g.region(image, 64 << 10, false); // 0: the kernel image
+        g.region(image, 256 << 10, false); // 0: the kernel image
         g.region(direct, 2 << 20, huge); // 1: the direct map
         g.region(module, 256 << 10, false); // 2: module memory
         g.region(percpu, (ncpus as u64) << 16, false); // 3: the per-CPU chunk
