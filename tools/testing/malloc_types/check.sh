@@ -82,11 +82,12 @@ vmcore_unwatch() {
 	unset MT_QMP
 	wait "$vmcore_pid" || true
 }
-# vmcore_check NAME VMLINUX OTHER-VMLINUX [LABEL]: memstat -M and drgn on
-# the last vmcore of boot NAME (vmcore.py check).
+# vmcore_check NAME VMLINUX OTHER-VMLINUX LABEL [ARGS...]: memstat -M and
+# drgn on the last vmcore of boot NAME (vmcore.py check ARGS...).
 vmcore_check() {
-	local name=$1 vmlinux=$2 other=$3 label=${4:-} out
-	out=$(python3 "$MT_DIR/vmcore.py" check --dir "$vmcore_dir/$name" \
+	local name=$1 vmlinux=$2 other=$3 label=$4 out
+	shift 4
+	out=$(python3 "$MT_DIR/vmcore.py" check "$@" --dir "$vmcore_dir/$name" \
 		--log "$MT_CACHE/logs/check-console-$name.log" --vmlinux "$vmlinux" \
 		--memstat "$MT_CACHE/cargo-target/x86_64-unknown-linux-musl/release/memstat" \
 		--drgn "$MT_CACHE/drgn-venv/bin/python3" --other-kernel "$other" 2>&1)
@@ -145,8 +146,11 @@ else
 	add 0 1
 	problems+=("the kernel without malloc types $why (log: $nomt_log)")
 fi
-# Boot 1's vmcore, judged now that there is another kernel to give as -N.
-vmcore_check tests "$MT_KCACHE/build-test/vmlinux" "$MT_KCACHE/build-nomt/vmlinux"
+# Boot 1's vmcore, judged now that there is another kernel to give as -N,
+# and the kernel without malloc types to dump (when it built).
+nomt_args=()
+[ -z "$why" ] && nomt_args=(--nomt-kernel "$MT_KCACHE/build-nomt/$(mt_image nomt)" --nomt-vmlinux "$MT_KCACHE/build-nomt/vmlinux")
+vmcore_check tests "$MT_KCACHE/build-test/vmlinux" "$MT_KCACHE/build-nomt/vmlinux" "" "${nomt_args[@]}"
 
 # arm64 with 16 KiB pages: the test kernel's fragments plus configs/arm64.config,
 # cross-built with the same LLVM and Rust toolchain, the tools built for

@@ -12,7 +12,8 @@ before, byte for byte, with drgn as a second, independent reader.
       Ends when the guest is done or QEMU has gone.
 
   vmcore.py check --dir DIR --log LOG --vmlinux VMLINUX --memstat BIN
-                  [--drgn PYTHON] [--other-kernel VMLINUX] [--label L]
+                  [--drgn PYTHON] [--other-kernel VMLINUX]
+                  [--nomt-kernel BZIMAGE --nomt-vmlinux VMLINUX]
       Judges the last quiet dump of LOG (the guest read the same stream
       before and after it): the guest's stream (base64 in LOG, SHA-256
       checked) must be what `memstat -M vmcore -N VMLINUX --save` writes,
@@ -20,8 +21,11 @@ before, byte for byte, with drgn as a second, independent reader.
       reading (vmcore-drgn.py, run by PYTHON) must give the same types,
       ids and counters. Then bad input, each one clear line on stderr and
       exit status 1: the vmcore cut short, a file that is no core, another
-      kernel as -N. Prints one line per check and "vmcore: P passed, F
-      failed" last; removes the vmcores it judged.
+      kernel as -N, and with --nomt-kernel the vmcore of a kernel without
+      malloc types (booted here, without an initramfs, to the panic of a
+      missing root file system, then dumped through QMP). Prints one line
+      per check and "vmcore: P passed, F failed" last; removes the vmcores
+      it judged.
 """
 import argparse
 import base64
@@ -195,6 +199,40 @@ def parse_stream(data):
     return {"maxcpus": maxcpus, "types": types}
 
 
+def dump_nomt(bzimage, out, timeout=300):
+    """Boots BZIMAGE (x86_64, no initramfs) until it panics, has QEMU write
+    its memory to OUT and ends it. Returns None, or why it could not."""
+    sock = out + ".qmp"
+    if os.path.exists(sock):
+        os.unlink(sock)
+    qemu = subprocess.Popen(
+        ["qemu-system-x86_64", "-cpu", "max", "-accel", "tcg", "-m", "256M", "-nographic",
+         "-no-reboot", "-kernel", bzimage, "-append", "console=ttyS0 panic=0",
+         "-qmp", f"unix:{sock},server=on,wait=off", "-device", "vmcoreinfo"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.time() + timeout
+        seen = ""
+        while "Kernel panic - not syncing" not in seen:
+            line = qemu.stdout.readline().decode(errors="replace")
+            if not line or time.time() > deadline:
+                return f"no panic within {timeout} s: {seen[-300:]!r}"
+            seen = (seen + line)[-4000:]
+        s, f = qmp_connect(sock, deadline)
+        qmp(f, "stop")
+        qmp(f, "dump-guest-memory", paging=False, protocol=f"file:{out}")
+        qmp(f, "quit")
+        s.close()
+        return None
+    except (OSError, EOFError, RuntimeError) as e:
+        return str(e)
+    finally:
+        qemu.kill()
+        qemu.wait()
+        if os.path.exists(sock):
+            os.unlink(sock)
+
+
 def run(cmd, **kw):
     return subprocess.run(cmd, capture_output=True, timeout=600, **kw)
 
@@ -265,6 +303,15 @@ def check(args):
                ("the kernel image as the core", [args.vmlinux], "not a core file")]
         if args.other_kernel:
             bad.append(("another kernel as -N", [vmcore, "-N", args.other_kernel], "KVM error"))
+        if args.nomt_kernel:
+            nomt = os.path.join(tmp, "vmcore-nomt")
+            why = dump_nomt(args.nomt_kernel, nomt)
+            if c.judge(why is None, "QEMU wrote the vmcore of the kernel without malloc types", why):
+                want = "KVM unable to find symbol malloc_type_list"
+                bad.append(("the vmcore of a kernel without malloc types", [nomt], want))
+                if args.nomt_vmlinux:
+                    bad.append(("the same with its vmlinux as -N",
+                                [nomt, "-N", args.nomt_vmlinux], want))
         for what, a, want in bad:
             r = run([args.memstat, "-M"] + a)
             err = r.stderr.decode(errors="replace")
@@ -291,6 +338,8 @@ def main():
     k.add_argument("--memstat", required=True)
     k.add_argument("--drgn")
     k.add_argument("--other-kernel")
+    k.add_argument("--nomt-kernel")
+    k.add_argument("--nomt-vmlinux")
     k.add_argument("--label", default="")
     args = ap.parse_args()
     if args.cmd == "watch":
