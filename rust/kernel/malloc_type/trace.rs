@@ -291,7 +291,7 @@ pub(super) unsafe fn fire(
 mod tests {
     use super::*;
 
-    include!("../../../tools/testing/malloc_types/probe_names.rs");
+    include!("probe_names.rs");
 
     /// The probe name the `dtmalloc` events record for a type called `name`.
     fn probe_name(name: &[u8], buf: &mut [u8; 64]) -> usize {

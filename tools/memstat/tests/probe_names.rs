@@ -2,7 +2,7 @@
 
 use memstat::{is_probe_space, probe_name};
 
-include!("../../testing/malloc_types/probe_names.rs");
+include!("../../../rust/kernel/malloc_type/probe_names.rs");
 
 #[test]
 fn shared_vector() {
