@@ -32,6 +32,30 @@ mt_run() {
 	fi
 }
 
+# The files this repository lays over the kernel tree: one line per file,
+# "REPOSITORY-PATH<TAB>KERNEL-PATH". Everything under these directories is at
+# its kernel path; the subsystem's root Kconfig is sourced from mm/Kconfig.
+# The harness (tools/testing/malloc_types) and the user space tools stay out:
+# they are not kernel code. prepare-tree.sh lays these files over the tree,
+# series.py adds them with the patches of the series.
+mt_overlay() {
+	local files f
+	if git -C "$MT_ROOT" rev-parse --git-dir >/dev/null 2>&1; then
+		files=$(cd "$MT_ROOT" && git ls-files -co --exclude-standard)
+	else
+		files=$(cd "$MT_ROOT" && find . -type f -not -path './.git/*' | sed 's|^\./||')
+	fi
+	while IFS= read -r f; do
+		[ -f "$MT_ROOT/$f" ] || continue
+		case "$f" in
+		Kconfig) printf '%s\t%s\n' "$f" mm/Kconfig.malloc_types ;;
+		rust/* | include/* | mm/* | kernel/* | lib/* | samples/* | drivers/* | \
+			Documentation/* | arch/* | scripts/* | tools/testing/selftests/*)
+			printf '%s\t%s\n' "$f" "$f" ;;
+		esac
+	done <<<"$files"
+}
+
 # The architecture of kernel flavour $1 (x86_64 or arm64), and the path of its
 # boot image relative to its build directory.
 mt_arch() { case $1 in arm64*) echo arm64 ;; *) echo x86_64 ;; esac; }

@@ -41,9 +41,23 @@ while [ $keep -lt ${#want[@]} ] && [ $keep -lt ${#have[@]} ] &&
 	cmp -s "$MT_ROOT/${want[$keep]}" "$state/${have[$keep]}"; do
 	keep=$((keep + 1))
 done
+# The files the reverted patches touch keep their mtimes where the new patches
+# leave them as they were, so that renaming, splitting or reordering patches
+# rebuilds only what really changed.
+stash="$state/stash"
+rm -rf "$stash"
+for ((i = keep; i < ${#have[@]}; i++)); do
+	sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' "$state/${have[$i]}"
+done | sort -u | while IFS= read -r f; do
+	if [ -f "$tree/$f" ]; then
+		mkdir -p "$(dirname "$stash/$f")"
+		cp -p "$tree/$f" "$stash/$f"
+	fi
+done
 for ((i = ${#have[@]} - 1; i >= keep; i--)); do
 	echo "tree: reverting ${have[$i]}" >&2
-	if ! patch -d "$tree" -p1 -R -s --no-backup-if-mismatch <"$state/${have[$i]}" >/dev/null; then
+	if grep -q '^+++ ' "$state/${have[$i]}" &&
+		! patch -d "$tree" -p1 -R -s --no-backup-if-mismatch <"$state/${have[$i]}" >/dev/null; then
 		echo "tree: could not revert ${have[$i]}; unpacking afresh" >&2
 		unpack
 		exec "$0" "$@"
@@ -52,33 +66,24 @@ for ((i = ${#have[@]} - 1; i >= keep; i--)); do
 done
 for ((i = keep; i < ${#want[@]}; i++)); do
 	echo "tree: applying ${want[$i]}" >&2
-	out=$(patch -d "$tree" -p1 -N -s --no-backup-if-mismatch <"$MT_ROOT/${want[$i]}" 2>&1) ||
-		die "${want[$i]} does not apply: $(echo "$out" | tail -n 1)"
+	# A patch that only adds files of this repository has no diff.
+	grep -q '^+++ ' "$MT_ROOT/${want[$i]}" &&
+		{ out=$(patch -d "$tree" -p1 -N -s --no-backup-if-mismatch <"$MT_ROOT/${want[$i]}" 2>&1) ||
+			die "${want[$i]} does not apply: $(echo "$out" | tail -n 1)"; }
 	cp "$MT_ROOT/${want[$i]}" "$state/${want[$i]}"
 done
+if [ -d "$stash" ]; then
+	(cd "$stash" && find . -type f) | while IFS= read -r f; do
+		if cmp -s "$stash/$f" "$tree/$f"; then touch -r "$stash/$f" "$tree/$f"; fi
+	done
+	rm -rf "$stash"
+fi
 
 # --- overlay -------------------------------------------------------------
 mt_step "overlay"
-# Repository path -> kernel path. Everything under these directories is at
-# its kernel path; the subsystem's root Kconfig is sourced from mm/Kconfig.
-kernel_path() {
-	case "$1" in
-	Kconfig) echo mm/Kconfig.malloc_types ;;
-	tools/memstat/*) ;;
-	rust/* | include/* | mm/* | kernel/* | lib/* | samples/* | drivers/* | \
-		Documentation/* | arch/* | scripts/* | tools/testing/*) echo "$1" ;;
-	esac
-}
-if git -C "$MT_ROOT" rev-parse --git-dir >/dev/null 2>&1; then
-	files=$(cd "$MT_ROOT" && git ls-files -co --exclude-standard)
-else
-	files=$(cd "$MT_ROOT" && find . -type f -not -path './.git/*' | sed 's|^\./||')
-fi
 new_manifest=$(mktemp)
 trap 'rm -f "$new_manifest"' EXIT
-while IFS= read -r f; do
-	[ -f "$MT_ROOT/$f" ] || continue
-	k=$(kernel_path "$f")
+while IFS=$'\t' read -r f k; do
 	[ -n "$k" ] || continue
 	if [ -e "$tree/$k" ] && ! grep -qxF "$k" "$state/manifest"; then
 		die "$f would replace the kernel's own $k: change it with a patch under patches/"
@@ -88,10 +93,14 @@ while IFS= read -r f; do
 		mkdir -p "$(dirname "$tree/$k")"
 		cp "$MT_ROOT/$f" "$tree/$k"
 	fi
-done <<<"$files"
+done < <(mt_overlay)
 sort -o "$new_manifest" "$new_manifest"
 comm -23 "$state/manifest" "$new_manifest" | while IFS= read -r gone; do
-	[ -n "$gone" ] && rm -f "$tree/$gone"
+	[ -n "$gone" ] || continue
+	rm -f "$tree/$gone"
+	# and the directories it leaves empty
+	d=$(dirname "$gone")
+	while [ "$d" != . ] && rmdir "$tree/$d" 2>/dev/null; do d=$(dirname "$d"); done
 done
 cp "$new_manifest" "$state/manifest"
 echo "$tree"
