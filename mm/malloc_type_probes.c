@@ -9,9 +9,10 @@
  * events fire only for the probes it names, each type's decision being one
  * load of its mti_events word (whose bits mirror its mti_probes[] slots:
  * the probe's id while it is selected, 0 otherwise, as FreeBSD stores it),
- * and every other type costs what it costs with tracing off. Whether events are recorded is still decided by
- * enabling dtmalloc:malloc and dtmalloc:free (tracefs, perf, trace-cmd,
- * bpftrace); the selection says which types they fire for.
+ * and every other type costs what it costs with tracing off. Whether events
+ * are recorded is still decided by enabling dtmalloc:malloc and
+ * dtmalloc:free (tracefs, perf, trace-cmd, bpftrace); the selection says
+ * which types they fire for.
  *
  * Files, in the root of tracefs:
  *

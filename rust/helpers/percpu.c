@@ -4,9 +4,8 @@
 #include <linux/percpu.h>
 #include <linux/preempt.h>
 
-__rust_helper void __percpu *rust_helper___alloc_percpu_gfp(size_t size,
-							     size_t align,
-							     gfp_t gfp)
+__rust_helper void __percpu *
+rust_helper___alloc_percpu_gfp(size_t size, size_t align, gfp_t gfp)
 {
 	return __alloc_percpu_gfp(size, align, gfp);
 }
