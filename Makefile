@@ -7,6 +7,7 @@
 #
 #   make run     build what is missing, boot the production kernel, run the main job
 #   make check   build what is missing, run every test, print `N passed, N failed`
+#   make series  write the kernel patch series and its cover letter (outgoing/)
 
 MT := tools/testing/malloc_types
 MT_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/malloc-types
@@ -15,7 +16,7 @@ export MT_CACHE
 # One build at a time per cache: concurrent makes (or clones) queue here.
 LOCKED := flock $(MT_CACHE)/.lock
 
-.PHONY: all help run check bench setup tree kernel kernel-prod tools shell clean distclean
+.PHONY: all help run check series bench setup tree kernel kernel-prod tools shell clean distclean
 
 all: help
 
@@ -39,6 +40,11 @@ run: | $(MT_CACHE)
 
 check: | $(MT_CACHE)
 	@$(LOCKED) bash $(MT)/check.sh
+
+# SIGNOFF="Name <email>" signs the series (default: the repository's git
+# identity); SERIES_DIR is where it goes.
+series: setup
+	@$(LOCKED) bash $(MT)/series.sh $(SERIES_DIR)
 
 bench: | $(MT_CACHE)
 	@$(LOCKED) bash $(MT)/bench.sh

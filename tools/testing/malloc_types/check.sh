@@ -171,6 +171,25 @@ else
 	problems+=("arm64: the kernel, tools or initramfs did not build (log: $MT_CACHE/logs/check-arm64-prepare.log)")
 fi
 
+# The series (series.py): git format-patch of patches/ and the files this
+# repository adds, with its cover letter; applied with git am to a pristine
+# tree, which must then equal the tree the kernels above were built from;
+# checkpatch.pl --strict on every patch, clean but for the false positives
+# that patches/checkpatch-exceptions lists with why.
+series_check() {
+	echo "check: the patch series (git format-patch, git am, checkpatch --strict)"
+	local slog="$MT_CACHE/logs/series.log" p f
+	MT_ROOT=$MT_ROOT KERNEL_PKG=$KERNEL_PKG KERNEL_PKG_VERSION=$KERNEL_PKG_VERSION \
+		python3 "$MT_DIR/series.py" check "$MT_CACHE/series" "$MT_KCACHE/linux" >"$slog" 2>&1
+	grep -v '^series: ok: checkpatch' "$slog" | grep -v '^series: [0-9]* passed'
+	read -r p f < <(sed -n 's/^series: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$slog")
+	[ -n "$p" ] || { p=0 f=1; }
+	echo "series: $p passed, $f failed (log: $slog)"
+	add "$p" "$f"
+	[ "$f" -eq 0 ] || problems+=("the patch series (log: $slog)")
+}
+series_check
+
 # Style: each Rust file of the repository that lands in the kernel tree, and
 # each one the patches change (as patched, in the tree), must be what rustfmt
 # makes of it with the kernel's .rustfmt.toml; each crate under tools/ what

@@ -1,0 +1,338 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""The kernel patch series of this repository, as `git format-patch` writes it.
+
+    series.py write OUT          write the series and its cover letter to OUT
+    series.py check OUT TREE     write it, apply it with `git am` to a pristine
+                                 tree, compare the result with TREE (the tree
+                                 the tests build) and run checkpatch.pl --strict
+                                 on every patch; one result line per check and
+                                 `series: N passed, N failed` at the end
+
+The series is made from patches/ and the files this repository lays over the
+kernel (lib.sh's mt_overlay): patch NNNN of the series is patches/NNNN-*.patch
+(its text before the diff is the commit message, its diff the changes to the
+kernel's own files) plus the new files patches/series gives to NNNN. The
+commits are built in a git repository of the pristine source
+($MT_KCACHE/series/linux, made once from Debian's linux-source package), in
+an index of their own, so the work tree stays pristine for `git am`.
+
+Environment: MT_ROOT, MT_KCACHE, KERNEL_PKG, KERNEL_PKG_VERSION (lib.sh);
+SIGNOFF, the "Name <email>" of From: and Signed-off-by: (default: the
+repository's git identity, else the author of its last commit).
+"""
+
+import fnmatch
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.environ["MT_ROOT"]
+KCACHE = os.environ["MT_KCACHE"]
+BASE = os.path.join(KCACHE, "series", "linux")
+PATCHES = os.path.join(ROOT, "patches")
+MT_DIR = os.path.join(ROOT, "tools", "testing", "malloc_types")
+
+
+class SeriesError(Exception):
+    pass
+
+
+def run(args, cwd=None, env=None, input=None, check=True):
+    p = subprocess.run(args, cwd=cwd, env=env, input=input, capture_output=True, text=True)
+    if check and p.returncode != 0:
+        err = (p.stderr.strip() or p.stdout.strip()).splitlines()
+        raise SeriesError(f"{' '.join(args[:3])}: {err[-1] if err else 'exit ' + str(p.returncode)}")
+    return p
+
+
+def git(*args, env=None, input=None, check=True, cwd=BASE):
+    return run(["git", "-C", cwd, *args], env=env, input=input, check=check).stdout.strip()
+
+
+def identity():
+    """The "Name <email>" of SIGNOFF, the repository's git identity or its last author."""
+    who = os.environ.get("SIGNOFF", "").strip()
+    if not who:
+        p = run(["git", "-C", ROOT, "var", "GIT_COMMITTER_IDENT"], check=False)
+        if p.returncode == 0 and run(["git", "-C", ROOT, "config", "user.email"], check=False).stdout.strip():
+            who = re.sub(r"\s+\d+ [+-]\d{4}$", "", p.stdout.strip())
+    if not who:
+        p = run(["git", "-C", ROOT, "log", "-1", "--format=%an <%ae>"], check=False)
+        who = p.stdout.strip()
+    m = re.fullmatch(r"([^<>]+?)\s*<([^<>\s]+@[^<>\s]+)>", who)
+    if not m:
+        raise SeriesError(f"SIGNOFF must be 'Name <email>', not {who!r}")
+    return m.group(1), m.group(2)
+
+
+def ensure_base():
+    """The pristine source in git, tagged `pristine`, made once."""
+    if os.path.isdir(os.path.join(BASE, ".git")) and \
+            git("rev-parse", "-q", "--verify", "refs/tags/pristine", check=False):
+        return
+    pkg, ver = os.environ["KERNEL_PKG"], os.environ["KERNEL_PKG_VERSION"]
+    deb = os.path.join(KCACHE, f"{pkg}_{ver}_all.deb")
+    if not os.path.isfile(deb):
+        raise SeriesError(f"{deb} is missing: run 'make setup'")
+    print(f"series: making a git repository of the pristine {pkg} {ver} (once)", file=sys.stderr)
+    shutil.rmtree(BASE, ignore_errors=True)
+    os.makedirs(BASE)
+    sh = (f"dpkg-deb --fsys-tarfile '{deb}' | tar -xO './usr/src/{pkg}.tar.xz' | "
+          f"tar -xJ -C '{BASE}' --strip-components=1")
+    run(["bash", "-o", "pipefail", "-c", sh])
+    env = dict(os.environ, GIT_AUTHOR_NAME="Debian", GIT_AUTHOR_EMAIL="debian-kernel@lists.debian.org",
+               GIT_AUTHOR_DATE="2000-01-01T00:00:00Z")
+    env.update(GIT_COMMITTER_NAME=env["GIT_AUTHOR_NAME"], GIT_COMMITTER_EMAIL=env["GIT_AUTHOR_EMAIL"],
+               GIT_COMMITTER_DATE=env["GIT_AUTHOR_DATE"])
+    git("init", "-q")
+    git("config", "core.autocrlf", "false")
+    git("config", "gc.auto", "0")
+    # Everything of the package, the files the kernel's .gitignore names too.
+    git("add", "-A", "-f", ".")
+    git("commit", "-q", "--no-verify", "-m", f"Linux {ver.split('-')[0]} ({pkg} {ver})", env=env)
+    git("tag", "pristine")
+
+
+def overlay():
+    """{repository path: kernel path} of the files laid over the kernel."""
+    out = run(["bash", "-c", f". '{MT_DIR}/lib.sh' && mt_overlay"]).stdout
+    return dict(line.split("\t", 1) for line in out.splitlines() if "\t" in line)
+
+
+def read_series(files):
+    """The patches in order: [(number, path, message, has_diff, [(repo, kernel)])]."""
+    patches = sorted(f for f in os.listdir(PATCHES) if re.fullmatch(r"\d{4}-.+\.patch", f))
+    numbers = [p[:4] for p in patches]
+    if len(set(numbers)) != len(numbers):
+        raise SeriesError("two patches share a number in patches/")
+    adds = {n: [] for n in numbers}
+    owner = {}
+    with open(os.path.join(PATCHES, "series")) as f:
+        for lineno, line in enumerate(f, 1):
+            line = line.split("#", 1)[0].split()
+            if not line:
+                continue
+            n, globs = line[0], line[1:]
+            if n not in adds:
+                raise SeriesError(f"patches/series:{lineno}: no patch {n} in patches/")
+            for g in globs:
+                hits = sorted(r for r in files if fnmatch.fnmatchcase(r, g))
+                if not hits:
+                    raise SeriesError(f"patches/series:{lineno}: {g} names no file of the repository")
+                for r in hits:
+                    if r in owner:
+                        raise SeriesError(f"{r} is added by both {owner[r]} and {n}")
+                    owner[r] = n
+                    adds[n].append((r, files[r]))
+    orphans = sorted(set(files) - set(owner))
+    if orphans:
+        raise SeriesError(f"patches/series gives no patch to {', '.join(orphans)}")
+    series = []
+    for p, n in zip(patches, numbers):
+        with open(os.path.join(PATCHES, p)) as f:
+            text = f.read()
+        m = re.search(r"(?m)^(--- |diff )", text)
+        message = (text[:m.start()] if m else text).strip()
+        if not message or "\n\n" not in message + "\n\n" or not message.splitlines()[0].strip():
+            raise SeriesError(f"patches/{p} has no commit message")
+        if message.count("\n") and message.splitlines()[1].strip():
+            raise SeriesError(f"patches/{p}: the subject is not followed by a blank line")
+        series.append((n, p, message, m is not None, adds[n]))
+    return series
+
+
+def build(series, name, email):
+    """Commits the series on `pristine` in a private index; returns the last commit."""
+    date = git("log", "-1", "--format=%cI", cwd=ROOT) or "2026-01-01T00:00:00Z"
+    env = dict(os.environ, GIT_AUTHOR_NAME=name, GIT_AUTHOR_EMAIL=email, GIT_COMMITTER_NAME=name,
+               GIT_COMMITTER_EMAIL=email, GIT_AUTHOR_DATE=date, GIT_COMMITTER_DATE=date)
+    with tempfile.TemporaryDirectory() as tmp:
+        env["GIT_INDEX_FILE"] = os.path.join(tmp, "index")
+        git("read-tree", "pristine", env=env)
+        parent = git("rev-parse", "pristine^{commit}")
+        for n, p, message, has_diff, adds in series:
+            if has_diff:
+                r = run(["git", "-C", BASE, "apply", "--cached", "--whitespace=nowarn",
+                         os.path.join(PATCHES, p)], env=env, check=False)
+                if r.returncode:
+                    raise SeriesError(f"patches/{p} does not apply to the series before it: "
+                                      f"{(r.stderr.strip().splitlines() or ['?'])[-1]}")
+            for repo, kernel in adds:
+                src = os.path.join(ROOT, repo)
+                sha = git("hash-object", "-w", src, env=env)
+                mode = "100755" if os.access(src, os.X_OK) else "100644"
+                git("update-index", "--add", "--cacheinfo", f"{mode},{sha},{kernel}", env=env)
+            tree = git("write-tree", env=env)
+            msg = f"{message}\n\nSigned-off-by: {name} <{email}>\n"
+            parent = git("commit-tree", tree, "-p", parent, env=env, input=msg)
+    git("update-ref", "refs/heads/series", parent)
+    return parent
+
+
+def cover_letter(out, tip):
+    """Fills the cover letter of format-patch with patches/cover-letter."""
+    with open(os.path.join(PATCHES, "cover-letter")) as f:
+        text = f.read().strip()
+    subject, _, blurb = text.partition("\n")
+    path = os.path.join(out, "0000-cover-letter.patch")
+    with open(path) as f:
+        cover = f.read()
+    if "*** SUBJECT HERE ***" not in cover or "*** BLURB HERE ***" not in cover:
+        raise SeriesError("git format-patch wrote a cover letter without its placeholders")
+    base = git("rev-parse", "pristine^{commit}")
+    blurb = blurb.strip() + f"\n\nThe series applies to Debian's {os.environ['KERNEL_PKG']} " \
+        f"{os.environ['KERNEL_PKG_VERSION']}\n(the pristine tree is commit {base[:12]} of the generator)."
+    cover = cover.replace("*** SUBJECT HERE ***", subject.strip()).replace("*** BLURB HERE ***", blurb)
+    with open(path, "w") as f:
+        f.write(cover)
+
+
+def write(out):
+    ensure_base()
+    files = overlay()
+    series = read_series(files)
+    name, email = identity()
+    tip = build(series, name, email)
+    if os.path.isdir(out):
+        for f in os.listdir(out):
+            if f.endswith(".patch"):
+                os.unlink(os.path.join(out, f))
+    os.makedirs(out, exist_ok=True)
+    git("format-patch", "-q", "--cover-letter", "--no-signature", "--zero-commit",
+        "--subject-prefix=PATCH", "-o", os.path.abspath(out), f"pristine..{tip}")
+    cover_letter(out, tip)
+    return series, tip
+
+
+def tree_of(path):
+    """The git tree of directory `path` (all files, ignored ones too; not .malloc-types)."""
+    env = dict(os.environ, GIT_INDEX_FILE=os.path.join(KCACHE, "series", "tested.index"),
+               GIT_WORK_TREE=path, GIT_DIR=os.path.join(BASE, ".git"))
+    run(["git", "add", "-A", "-f", "--", ".", ":!.malloc-types"], cwd=path, env=env)
+    return run(["git", "write-tree"], cwd=path, env=env).stdout.strip()
+
+
+def read_exceptions():
+    """{(number, type, file or "-"): why} of patches/checkpatch-exceptions."""
+    allowed = {}
+    with open(os.path.join(PATCHES, "checkpatch-exceptions")) as f:
+        for lineno, line in enumerate(f, 1):
+            if not line.strip() or line.startswith("#"):
+                continue
+            m = re.fullmatch(r"(\d{4})\s+([A-Z_]+)\s+(\S+)\s+(\S.*)", line.strip())
+            if not m:
+                raise SeriesError(f"patches/checkpatch-exceptions:{lineno}: want 'NNNN TYPE FILE WHY'")
+            allowed[m.group(1), m.group(2), m.group(3)] = m.group(4)
+    return allowed
+
+
+def checkpatch_messages(output):
+    """[(level, type, file or "-", message)] of checkpatch --show-types output."""
+    found = []
+    for block in re.split(r"\n\s*\n", output):
+        m = re.match(r"(ERROR|WARNING|CHECK):([A-Z_0-9]+): (.*)", block.strip())
+        if m:
+            where = re.search(r"^#\d+: FILE: ([^:\s]+):", block, re.M)
+            found.append((m.group(1), m.group(2), where.group(1) if where else "-", m.group(3)))
+    return found
+
+
+def check(out, tested):
+    results = []
+
+    def result(ok, what):
+        results.append(ok)
+        print(f"series: {'ok' if ok else 'FAILED'}: {what}")
+
+    try:
+        series, tip = write(out)
+    except SeriesError as e:
+        result(False, f"format-patch: {e}")
+        return results
+    files = sorted(f for f in os.listdir(out) if f.endswith(".patch"))
+    result(len(files) == len(series) + 1,
+           f"format-patch: {len(series)} patches and a cover letter in {out}")
+
+    # git am, on the pristine work tree.
+    git("checkout", "-q", "-f", "--detach", "pristine")
+    git("clean", "-q", "-f", "-d", "-x")
+    git("am", "--abort", check=False)
+    patches = [os.path.join(os.path.abspath(out), f) for f in files if not f.startswith("0000-")]
+    name, email = identity()
+    env = dict(os.environ, GIT_COMMITTER_NAME=name, GIT_COMMITTER_EMAIL=email)
+    r = run(["git", "-C", BASE, "am", "-q", "--whitespace=error-all", *patches], env=env, check=False)
+    if r.returncode:
+        why = (r.stderr.strip() or r.stdout.strip() or "?").splitlines()
+        result(False, f"git am: {why[0]}; {why[-1]}")
+        git("am", "--abort", check=False)
+        return results
+    applied = git("rev-parse", "HEAD^{tree}")
+    result(True, f"git am: {len(patches)} patches apply to the pristine tree")
+    result(applied == git("rev-parse", f"{tip}^{{tree}}"), "git am gives the tree the series was made from")
+
+    # The result equals the tree the tests build.
+    if os.path.isdir(tested):
+        have = tree_of(tested)
+        if have == applied:
+            result(True, f"the series gives exactly the tested tree {tested}")
+        else:
+            diff = git("diff", "--stat=100", applied, have, check=False).splitlines()
+            result(False, f"the series differs from the tested tree: {'; '.join(diff[-6:])}")
+    else:
+        result(False, f"no tested tree at {tested}")
+
+    # checkpatch --strict, in the tree the series makes. Its SPDX check runs
+    # scripts/spdxcheck.py with the first python3 on PATH, which needs ply
+    # and GitPython: Debian's python3-ply and python3-git (setup.sh).
+    allowed = read_exceptions()
+    env = dict(os.environ, PATH="/usr/bin:" + os.environ.get("PATH", ""))
+    for f in files:
+        if f.startswith("0000-"):
+            continue
+        n = f[:4]
+        r = run(["perl", "scripts/checkpatch.pl", "--strict", "--show-types", "--no-summary",
+                 "--color=never", os.path.join(os.path.abspath(out), f)], cwd=BASE, env=env, check=False)
+        found = checkpatch_messages(r.stdout)
+        bad, known = [], set()
+        for level, kind, path, msg in found:
+            why = allowed.get((n, kind, path)) or allowed.get((n, kind, "-"))
+            if why:
+                known.add(kind)
+            else:
+                bad.append(f"{level}:{kind}: {path}: {msg}")
+        note = f" ({', '.join(sorted(known))}: false positives, patches/checkpatch-exceptions)" \
+            if known else ""
+        if bad:
+            result(False, f"checkpatch --strict {f}: " + "; ".join(bad[:8]))
+        elif r.returncode not in (0, 1) or (r.returncode and not found) or "Traceback" in r.stderr:
+            result(False, f"checkpatch {f}: exit {r.returncode}: {r.stderr.strip()[-300:]}")
+        else:
+            result(True, f"checkpatch --strict {f}: clean{note}")
+    return results
+
+
+def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "write":
+        try:
+            series, _ = write(sys.argv[2])
+        except SeriesError as e:
+            sys.exit(f"series: {e}")
+        print(f"series: {len(series)} patches and a cover letter in {sys.argv[2]}")
+    elif len(sys.argv) == 4 and sys.argv[1] == "check":
+        try:
+            results = check(sys.argv[2], sys.argv[3])
+        except SeriesError as e:
+            print(f"series: FAILED: {e}")
+            results = [False]
+        print(f"series: {sum(results)} passed, {len(results) - sum(results)} failed")
+        sys.exit(0 if all(results) else 1)
+    else:
+        sys.exit(__doc__)
+
+
+if __name__ == "__main__":
+    main()
