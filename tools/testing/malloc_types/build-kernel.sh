@@ -85,7 +85,8 @@ mt_step "build $flavour kernel"
 echo "kernel: building $flavour kernel in $out" >&2
 log="$MT_CACHE/logs/build-$flavour.log"
 mkdir -p "$MT_CACHE/logs"
-if ! "${kmake[@]}" O="$out" "$(basename "$(mt_image "$flavour")")" modules >"$log" 2>&1; then
+# headers: the uapi headers in $out/usr/include, for the kselftest.
+if ! "${kmake[@]}" O="$out" "$(basename "$(mt_image "$flavour")")" modules headers >"$log" 2>&1; then
 	grep -E -A4 '^error(\[E[0-9]+\])?:|: error:|undefined' "$log" | head -n 40 >&2 || true
 	die "build failed (log: $log)"
 fi

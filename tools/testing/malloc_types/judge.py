@@ -22,6 +22,10 @@ RESULT = re.compile(r"^(?P<indent>\s*)(?P<not>not )?ok (?P<num>\d+) (?P<name>[^#
 SUBTEST = re.compile(r"^(?P<indent>\s*)# Subtest: (?P<name>\S+)")
 GUEST = re.compile(r"^MT-GUEST: (?P<not>not )?ok (?P<num>\d+) (?P<name>\S+)")
 GUEST_DONE = re.compile(r"^MT-GUEST: done\b")
+GUEST_PLAN = re.compile(r"^MT-GUEST: 1\.\.(?P<n>\d+)$")
+# The kselftest's KTAP (guest test 80-kselftest), prefixed: top-level results.
+KSFT = re.compile(r"^MT-KSELFTEST: (?P<not>not )?ok (?P<num>\d+) (?P<desc>.*)$")
+KSFT_PLAN = re.compile(r"^MT-KSELFTEST: 1\.\.(?P<n>\d+)")
 # Reports the kernel prints when something went wrong. Each is a failure
 # wherever it appears, whichever code caused it.
 KERNEL_BAD = [
@@ -60,6 +64,9 @@ def main():
     suite_stack = []  # names of the suites open at each depth
     guest_pass = guest_fail = 0
     guest_done = False
+    guest_plan = None
+    ksft_plan = None
+    ksft_pass = ksft_fail = ksft_skip = 0
     bad_seen = set()
 
     for line in lines:
@@ -107,6 +114,25 @@ def main():
             continue
         if GUEST_DONE.match(line):
             guest_done = True
+            continue
+        m = GUEST_PLAN.match(line)
+        if m:
+            guest_plan = int(m.group("n"))
+            continue
+        m = KSFT_PLAN.match(line)
+        if m:
+            ksft_plan = int(m.group("n"))
+            continue
+        m = KSFT.match(line)
+        if m:
+            desc = m.group("desc")
+            if re.search(r"#\s*SKIP", desc, re.I):
+                ksft_skip += 1
+            elif m.group("not"):
+                ksft_fail += 1
+                failures.append(f"kselftest: not ok {m.group('num')} {desc}")
+            else:
+                ksft_pass += 1
 
     if args.suites:
         try:
@@ -123,12 +149,22 @@ def main():
         failures.append(f"guest: never reported that it was done; last line: {last.strip()}")
         failed += 1
 
+    if guest_plan is not None and guest_done and guest_plan != guest_pass + guest_fail:
+        failures.append(f"guest: planned {guest_plan} tests, {guest_pass + guest_fail} reported")
+        failed += 1
+    ksft_ran = ksft_pass + ksft_fail + ksft_skip
+    if ksft_plan is not None and ksft_plan != ksft_ran:
+        failures.append(f"kselftest: planned {ksft_plan} tests, {ksft_ran} reported")
+        failed += 1
+
     for f in failures:
         print(f"  FAIL {f}")
-    total_pass = passed + guest_pass
-    total_fail = failed + guest_fail + (1 if bad_seen else 0)
+    total_pass = passed + guest_pass + ksft_pass
+    total_fail = failed + guest_fail + ksft_fail + (1 if bad_seen else 0)
     print(f"kunit: {len(suites)} suites, {passed} passed, {failed} failed, {skipped} skipped; "
-          f"guest tests: {guest_pass} passed, {guest_fail} failed")
+          f"guest tests: {guest_pass} passed, {guest_fail} failed"
+          + (f"; kselftest: {ksft_pass} passed, {ksft_fail} failed, {ksft_skip} skipped"
+             if ksft_plan is not None or ksft_ran else ""))
     print(f"PASS {total_pass} FAIL {total_fail}")
     return 0 if not failures else 1
 

@@ -47,6 +47,17 @@ done
 [ -x "$musl/examples/read_sizes" ] && install -m 0755 "$musl/examples/read_sizes" "$stage/bin/memstat-read-sizes"
 [ -x "$musl/examples/bench_reads" ] && install -m 0755 "$musl/examples/bench_reads" "$stage/bin/memstat-bench-reads"
 [ "$flavour" = test ] && bash "$MT_DIR/initramfs-tracers.sh" "$stage" # perf, trace-cmd, bpftrace
+# The kselftest of the user space ABI, built as the kselftests are (lib.mk),
+# against this kernel's uapi headers (build-kernel.sh makes them), linked
+# statically for the busybox guest: guest test 80-kselftest runs it.
+kst="$MT_KCACHE/kselftest-$flavour"
+if [ -f "$MT_KCACHE/linux/tools/testing/selftests/malloc_types/Makefile" ]; then
+	case $arch in arm64) kcc=aarch64-linux-gnu-gcc ;; *) kcc=gcc ;; esac
+	mkdir -p "$kst"
+	mt_run make -C "$MT_KCACHE/linux/tools/testing/selftests/malloc_types" OUTPUT="$kst" \
+		CC="$kcc" KHDR_INCLUDES="-isystem $out/usr/include" LDFLAGS=-static
+	install -m 0755 "$kst/malloc_types_test" "$stage/bin/malloc_types_test"
+fi
 echo "root:x:0:0:root:/root:/bin/sh" >"$stage/etc/passwd"
 echo "nobody:x:65534:65534:nobody:/:/bin/sh" >>"$stage/etc/passwd"
 printf 'root:x:0:\nnogroup:x:65534:\n' >"$stage/etc/group"
