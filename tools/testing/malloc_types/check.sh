@@ -171,6 +171,36 @@ else
 	problems+=("arm64: the kernel, tools or initramfs did not build (log: $MT_CACHE/logs/check-arm64-prepare.log)")
 fi
 
+# kunit.py, as a kernel developer runs the suites: `kunit.py run
+# --kunitconfig=rust/kernel/malloc_type` configures and builds a kernel of its
+# own (x86_64, in $MT_KCACHE/build-kunit), boots it under QEMU and parses its
+# KTAP. kunit.py asks QEMU for KVM before TCG, and KVM hangs guests on these
+# machines: the run sees /dev/null in place of /dev/kvm (a private mount
+# namespace), so QEMU falls back to TCG. kunit-compare.py then checks that
+# every suite of the .kunitconfig ran and passed with exactly the cases that
+# the test kernel's first boot reported.
+kunit_py_check() {
+	echo "check: kunit.py run --kunitconfig=rust/kernel/malloc_type (log: $MT_CACHE/logs/kunit-py.log)"
+	local klog="$MT_CACHE/logs/kunit-py.log" json="$MT_CACHE/logs/kunit-py.json" verdict p f
+	rm -f "$json"
+	# shellcheck disable=SC2016
+	unshare -m --propagation private bash -c \
+		'if [ -e /dev/kvm ]; then mount --bind /dev/null /dev/kvm || exit 1; fi; cd "$1" && shift && exec "$@"' \
+		kunit "$MT_KCACHE/linux" env RUSTUP_TOOLCHAIN="$RUST_VERSION" python3 tools/testing/kunit/kunit.py run \
+		--build_dir="$MT_KCACHE/build-kunit" --arch=x86_64 --kunitconfig=rust/kernel/malloc_type \
+		--make_options "LLVM=-$LLVM_VERSION" --make_options "BINDGEN=$MT_TOOLS/bin/bindgen" \
+		--jobs="$(nproc)" --timeout=1200 --qemu_args="-smp 2" --json="$json" >"$klog" 2>&1
+	grep -E '^\[[0-9:]+\] (Testing complete|Elapsed)' "$klog" | sed 's/^/kunit.py: /'
+	verdict=$(python3 "$MT_DIR/kunit-compare.py" "$json" "$MT_CACHE/logs/check-console-tests.log" \
+		$(grep -v -e '^#' -e '^rust_doctests_kernel$' "$MT_DIR/suites"))
+	echo "$verdict" | sed '$d'
+	read -r _ p _ f <<<"$(echo "$verdict" | tail -n 1)"
+	echo "kunit.py: $p passed, $f failed"
+	add "$p" "$f"
+	[ "$f" -eq 0 ] || problems+=("kunit.py (log: $klog)")
+}
+kunit_py_check
+
 # The series (series.py): git format-patch of patches/ and the files this
 # repository adds, with its cover letter; applied with git am to a pristine
 # tree, which must then equal the tree the kernels above were built from;
