@@ -186,7 +186,8 @@ kunit_py_check() {
 	# shellcheck disable=SC2016
 	unshare -m --propagation private bash -c \
 		'if [ -e /dev/kvm ]; then mount --bind /dev/null /dev/kvm || exit 1; fi; cd "$1" && shift && exec "$@"' \
-		kunit "$MT_KCACHE/linux" env RUSTUP_TOOLCHAIN="$RUST_VERSION" python3 tools/testing/kunit/kunit.py run \
+		kunit "$MT_KCACHE/linux" env RUSTUP_TOOLCHAIN="$RUST_VERSION" PYTHONDONTWRITEBYTECODE=1 \
+		python3 tools/testing/kunit/kunit.py run \
 		--build_dir="$MT_KCACHE/build-kunit" --arch=x86_64 --kunitconfig=rust/kernel/malloc_type \
 		--make_options "LLVM=-$LLVM_VERSION" --make_options "BINDGEN=$MT_TOOLS/bin/bindgen" \
 		--jobs="$(nproc)" --timeout=1200 --qemu_args="-smp 2" --json="$json" >"$klog" 2>&1

@@ -209,10 +209,12 @@ def write(out):
 
 
 def tree_of(path):
-    """The git tree of directory `path` (all files, ignored ones too; not .malloc-types)."""
+    """The git tree of directory `path`: all files, ignored ones too, but for the state of
+    prepare-tree.sh (.malloc-types) and Python's byte code caches (__pycache__)."""
     env = dict(os.environ, GIT_INDEX_FILE=os.path.join(KCACHE, "series", "tested.index"),
                GIT_WORK_TREE=path, GIT_DIR=os.path.join(BASE, ".git"))
-    run(["git", "add", "-A", "-f", "--", ".", ":!.malloc-types"], cwd=path, env=env)
+    run(["git", "add", "-A", "-f", "--", ".", ":(exclude).malloc-types",
+         ":(exclude,glob)**/__pycache__/**"], cwd=path, env=env)
     return run(["git", "write-tree"], cwd=path, env=env).stdout.strip()
 
 
