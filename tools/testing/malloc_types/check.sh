@@ -202,6 +202,42 @@ kunit_py_check() {
 }
 kunit_py_check
 
+# The documentation where the kernel keeps it: kernel-doc -Wall on every C
+# file and header the repository adds; get_abi.py validate on the ABI
+# directory, none of whose complaints may name our file; and a Sphinx build
+# (Debian's python3-sphinx, `make htmldocs`) of Documentation/trace and
+# Documentation/core-api, where no warning may name a file of ours. The other
+# directories (admin-guide with the ABI, filesystems) take longer than a
+# check may: see the README.
+docs_check() {
+	echo "check: documentation (kernel-doc, get_abi.py, make SPHINXDIRS=\"trace core-api\" htmldocs)"
+	local tree="$MT_KCACHE/linux" dlog="$MT_CACHE/logs/htmldocs.log" out p=0 bad=() files
+	mapfile -t files < <(mt_overlay | cut -f2 | grep -E '\.[ch]$' | grep -v '^tools/')
+	out=$(cd "$tree" && python3 scripts/kernel-doc -none -Wall "${files[@]}" 2>&1)
+	if [ -z "$out" ]; then p=$((p + 1)); else bad+=("kernel-doc: $(echo "$out" | head -n 3)"); fi
+	out=$(cd "$tree" && python3 tools/docs/get_abi.py --dir Documentation/ABI validate 2>&1 | grep malloc_types)
+	if [ -z "$out" ]; then p=$((p + 1)); else bad+=("get_abi.py: $(echo "$out" | head -n 3)"); fi
+	if (cd "$tree" && PATH=/usr/bin:$PATH PYTHONDONTWRITEBYTECODE=1 \
+		make O="$MT_KCACHE/docs" SPHINXDIRS="trace core-api" htmldocs) >"$dlog" 2>&1; then
+		out=$(grep -E 'WARNING|ERROR' "$dlog" | grep -E 'malloc_type|dtmalloc')
+		if [ -z "$out" ] && [ -f "$MT_KCACHE/docs/Documentation/output/core-api/malloc_types.html" ] &&
+			[ -f "$MT_KCACHE/docs/Documentation/output/trace/events-dtmalloc.html" ]; then
+			p=$((p + 1))
+		else
+			bad+=("htmldocs: ${out:-no page written} (log: $dlog)")
+		fi
+	else
+		bad+=("htmldocs failed: $(tail -n 1 "$dlog") (log: $dlog)")
+	fi
+	echo "docs: $p passed, ${#bad[@]} failed"
+	add "$p" "${#bad[@]}"
+	for f in "${bad[@]}"; do
+		echo "docs: $f"
+		problems+=("docs: $f")
+	done
+}
+docs_check
+
 # The series (series.py): git format-patch of patches/ and the files this
 # repository adds, with its cover letter; applied with git am to a pristine
 # tree, which must then equal the tree the kernels above were built from;

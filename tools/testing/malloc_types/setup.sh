@@ -13,7 +13,7 @@ set -euo pipefail
 # prometheus: promtool checks the metrics of the memstat exporter (make check).
 PACKAGES="clang-$LLVM_VERSION lld-$LLVM_VERSION llvm-$LLVM_VERSION libclang-$LLVM_VERSION-dev
 	qemu-system-x86 qemu-system-arm busybox-static flex bison bc libelf-dev libssl-dev cpio
-	make xz-utils kmod python3 python3-venv python3-ply python3-git gcc libc6-dev musl-tools ca-certificates
+	make xz-utils kmod python3 python3-venv python3-ply python3-git python3-sphinx python3-yaml gcc libc6-dev musl-tools ca-certificates
 	linux-perf trace-cmd bpftrace prometheus gcc-aarch64-linux-gnu libc6-dev-arm64-cross"
 # `setup.sh inline` (make run, make bench) adds the LLVM that
 # CONFIG_RUST_INLINE_HELPERS needs for the prod and bench-inline kernels:
