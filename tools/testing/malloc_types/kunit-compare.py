@@ -12,12 +12,10 @@ the suite. One line per suite, and `PASS N FAIL N` (cases of kunit.py passed,
 and failures) on the last line.
 """
 import json
-import re
 import sys
 
-TIMESTAMP = re.compile(r"^\[\s*\d+\.\d+\]\s?")
-RESULT = re.compile(r"^(?P<indent>\s*)(?P<not>not )?ok \d+ (?P<name>[^#\s]+)(?P<rest>.*)$")
-SUBTEST = re.compile(r"^(?P<indent>\s*)# Subtest: (?P<name>\S+)")
+# The KTAP lines of KUnit, as judge.py reads them.
+from judge import RESULT, SUBTEST, TIMESTAMP
 
 
 def kunit_py_cases(path):
