@@ -11,7 +11,7 @@
 //! - `typed_c`: `kmalloc_mt()`/`kfree_mt()` of a type, in C;
 //! - `typed_box`: `Box<_, TypedAlloc<_>>` of a type.
 //!
-//! and prints one line per measurement for `tools/testing/malloc_types/bench.sh`:
+//! and prints one line per measurement, for a script to collect:
 //!
 //! `malloc_type_bench: BENCH scenario=S variant=V size=N pairs=P ns=T round=R`
 //!

@@ -2,10 +2,10 @@
 
 //! Malloc types benchmark: a module with 4 malloc types and nothing else.
 //!
-//! `tools/testing/malloc_types/guest/bench.sh` loads some of the modules
+//! A benchmark of the readers of the statistics loads some of the modules
 //! `malloc_type_bench_types_N` (N = 1, 2, 4, ..., 512) so that exactly 10,
-//! 100 and 1000 types are registered while it times the readers of the
-//! statistics. The types are defined by `bench_types!` (the included file).
+//! 100 and 1000 types are registered while it times them. The types are
+//! defined by `bench_types!` (the included file).
 
 use kernel::prelude::*;
 
