@@ -159,7 +159,8 @@ void *malloc_type_zone_alloc(const struct malloc_type *mtp, size_t size,
 			     gfp_t flags, int node)
 {
 	u32 zone = READ_ONCE(mtp->ks_mti.mti_zone);
-	kmem_buckets *b = NULL;
+	/* Unused without CONFIG_SLAB_BUCKETS, where the allocation ignores it. */
+	kmem_buckets *b __maybe_unused = NULL;
 
 	if (zone > 0 && zone < MALLOC_TYPE_MAX_ZONES &&
 	    !(flags & (__GFP_DMA | __GFP_RECLAIMABLE)))
@@ -350,6 +351,7 @@ static int malloc_type_register(struct malloc_type *mtp, struct module *mod)
 	return 0;
 }
 
+#ifdef CONFIG_MODULES
 /*
  * Unregistering a type is two steps, so that a module's types share one
  * grace period: malloc_type_unpublish() takes the type out of the registry
@@ -400,6 +402,7 @@ static void malloc_type_destroy(struct malloc_type *mtp,
 			mtp->ks_shortdesc, allocs, bytes);
 	free_percpu(stats);
 }
+#endif /* CONFIG_MODULES */
 
 #ifdef CONFIG_VMCORE_INFO
 /*
