@@ -275,23 +275,6 @@ static int peak_apply_cb(struct malloc_type *mtp, void *arg)
 	return 0;
 }
 
-/*
- * Checks @pat: a probe name or a glob of one, 1 to MALLOC_TYPE_NAME_MAX
- * bytes, no ASCII white space or control character (probe names have none).
- */
-static int peak_check_pattern(const char *pat)
-{
-	size_t len = strlen(pat), i;
-
-	if (!len || len > MALLOC_TYPE_NAME_MAX)
-		return -EINVAL;
-	/* ASCII only: the kernel's isspace() also matches bytes of UTF-8. */
-	for (i = 0; i < len; i++)
-		if ((unsigned char)pat[i] <= ' ' || pat[i] == 0x7f)
-			return -EINVAL;
-	return 0;
-}
-
 /* Adds (or, with @remove, takes out) @pat. Mutex held. */
 static int peak_edit(const char *pat, bool remove)
 {
@@ -335,24 +318,21 @@ static int peak_open(struct inode *inode, struct file *file)
 		mutex_unlock(&malloc_type_peak_mutex);
 		malloc_type_for_each(peak_apply_cb, &none);
 	}
-	if (!(file->f_mode & FMODE_READ))
-		return 0;
-	return single_open(file, peak_show, NULL);
+	return malloc_type_selection_open(file, peak_show);
 }
 
-static int peak_release(struct inode *inode, struct file *file)
+/* Edits the selection with one pattern, and keeps those added. Mutex held. */
+static int peak_write_one(char *pat, bool remove, void *arg)
 {
-	if (!(file->f_mode & FMODE_READ))
-		return 0;
-	return single_release(inode, file);
-}
+	struct peak_write *w = arg;
+	int ret;
 
-/* A file opened for writing only has no seq_file to seek in. */
-static loff_t peak_llseek(struct file *file, loff_t offset, int whence)
-{
-	if (!(file->f_mode & FMODE_READ))
-		return noop_llseek(file, offset, whence);
-	return seq_lseek(file, offset, whence);
+	ret = malloc_type_check_pattern(pat, strlen(pat));
+	if (!ret)
+		ret = peak_edit(pat, remove);
+	if (!ret && !remove && w->nr < MALLOC_TYPE_PEAK_PATTERNS_MAX)
+		strscpy(w->patterns[w->nr++], pat);
+	return ret;
 }
 
 /*
@@ -364,41 +344,17 @@ static ssize_t peak_write(struct file *file, const char __user *ubuf,
 			  size_t count, loff_t *ppos)
 {
 	struct peak_write w = {};
-	char *buf, *cur, *tok;
-	int ret = 0;
+	int ret;
 
-	if (count >= PAGE_SIZE)
-		return -E2BIG;
-	buf = memdup_user_nul(ubuf, count);
-	if (IS_ERR(buf))
-		return PTR_ERR(buf);
 	w.patterns = kcalloc(MALLOC_TYPE_PEAK_PATTERNS_MAX, sizeof(*w.patterns),
 			     GFP_KERNEL);
-	if (!w.patterns) {
-		kfree(buf);
+	if (!w.patterns)
 		return -ENOMEM;
-	}
-	cur = buf;
-	mutex_lock(&malloc_type_peak_mutex);
-	while ((tok = strsep(&cur, " \t\n")) != NULL) {
-		bool remove = tok[0] == '!';
-
-		if (remove)
-			tok++;
-		if (!*tok)
-			continue;
-		ret = peak_check_pattern(tok);
-		if (!ret)
-			ret = peak_edit(tok, remove);
-		if (ret)
-			break;
-		if (!remove && w.nr < MALLOC_TYPE_PEAK_PATTERNS_MAX)
-			strscpy(w.patterns[w.nr++], tok);
-	}
-	mutex_unlock(&malloc_type_peak_mutex);
-	malloc_type_for_each(peak_apply_cb, &w);
+	ret = malloc_type_selection_write(ubuf, count, &malloc_type_peak_mutex,
+					  peak_write_one, &w);
+	if (ret != -E2BIG && ret != -EFAULT)
+		malloc_type_for_each(peak_apply_cb, &w);
 	kfree(w.patterns);
-	kfree(buf);
 	if (ret)
 		return ret;
 	*ppos += count;
@@ -409,8 +365,8 @@ static const struct proc_ops peak_proc_ops = {
 	.proc_open	= peak_open,
 	.proc_read	= seq_read,
 	.proc_write	= peak_write,
-	.proc_lseek	= peak_llseek,
-	.proc_release	= peak_release,
+	.proc_lseek	= malloc_type_selection_llseek,
+	.proc_release	= malloc_type_selection_release,
 };
 
 static int __init malloc_type_peak_init(void)

@@ -124,14 +124,9 @@ static int dtmalloc_parse_spec(const char *spec, struct dtmalloc_spec *out)
 {
 	const char *colon = strchr(spec, ':');
 	size_t len = colon ? colon - spec : strlen(spec);
-	size_t i;
 
-	if (!len || len > MALLOC_TYPE_NAME_MAX)
+	if (malloc_type_check_pattern(spec, len))
 		return -EINVAL;
-	/* ASCII only: the kernel's isspace() also matches bytes of UTF-8. */
-	for (i = 0; i < len; i++)
-		if ((unsigned char)spec[i] <= ' ' || spec[i] == 0x7f)
-			return -EINVAL;
 	if (!colon)
 		out->probes = DTMALLOC_SPEC_MALLOC | DTMALLOC_SPEC_FREE;
 	else if (!strcmp(colon + 1, "malloc"))
@@ -217,24 +212,19 @@ static int set_probes_open(struct inode *inode, struct file *file)
 		mutex_unlock(&malloc_type_probes_mutex);
 		dtmalloc_commit();
 	}
-	if (!(file->f_mode & FMODE_READ))
-		return 0;
-	return single_open(file, set_probes_show, NULL);
+	return malloc_type_selection_open(file, set_probes_show);
 }
 
-static int set_probes_release(struct inode *inode, struct file *file)
+/* Edits the list with one spec. Mutex held. */
+static int set_probes_write_one(char *tok, bool remove, void *arg)
 {
-	if (!(file->f_mode & FMODE_READ))
-		return 0;
-	return single_release(inode, file);
-}
+	struct dtmalloc_spec spec = {};
+	int ret;
 
-/* A file opened for writing only has no seq_file to seek in. */
-static loff_t set_probes_llseek(struct file *file, loff_t offset, int whence)
-{
-	if (!(file->f_mode & FMODE_READ))
-		return noop_llseek(file, offset, whence);
-	return seq_lseek(file, offset, whence);
+	ret = dtmalloc_parse_spec(tok, &spec);
+	if (!ret)
+		ret = dtmalloc_edit(&spec, remove);
+	return ret;
 }
 
 /*
@@ -245,33 +235,12 @@ static loff_t set_probes_llseek(struct file *file, loff_t offset, int whence)
 static ssize_t set_probes_write(struct file *file, const char __user *ubuf,
 				size_t count, loff_t *ppos)
 {
-	char *buf, *cur, *tok;
-	int ret = 0;
+	int ret;
 
-	if (count >= PAGE_SIZE)
-		return -E2BIG;
-	buf = memdup_user_nul(ubuf, count);
-	if (IS_ERR(buf))
-		return PTR_ERR(buf);
-	cur = buf;
-	mutex_lock(&malloc_type_probes_mutex);
-	while ((tok = strsep(&cur, " \t\n")) != NULL) {
-		struct dtmalloc_spec spec = {};
-		bool remove = tok[0] == '!';
-
-		if (remove)
-			tok++;
-		if (!*tok)
-			continue;
-		ret = dtmalloc_parse_spec(tok, &spec);
-		if (!ret)
-			ret = dtmalloc_edit(&spec, remove);
-		if (ret)
-			break;
-	}
-	mutex_unlock(&malloc_type_probes_mutex);
-	kfree(buf);
-	dtmalloc_commit();
+	ret = malloc_type_selection_write(ubuf, count, &malloc_type_probes_mutex,
+					  set_probes_write_one, NULL);
+	if (ret != -E2BIG && ret != -EFAULT)
+		dtmalloc_commit();
 	if (ret)
 		return ret;
 	*ppos += count;
@@ -282,8 +251,8 @@ static const struct file_operations set_probes_fops = {
 	.open		= set_probes_open,
 	.read		= seq_read,
 	.write		= set_probes_write,
-	.llseek		= set_probes_llseek,
-	.release	= set_probes_release,
+	.llseek		= malloc_type_selection_llseek,
+	.release	= malloc_type_selection_release,
 };
 
 static int list_probes_one(struct malloc_type *mtp, void *arg)

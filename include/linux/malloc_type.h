@@ -259,6 +259,21 @@ struct malloc_type_classes_switch {
 extern struct malloc_type_classes_switch malloc_type_classes;
 /* Sets a type's mti_probes[] from the selection (mm/malloc_type_probes.c). */
 int malloc_type_probes_apply(struct malloc_type *mtp);
+/* The selection files of the probes and the peaks (mm/malloc_type.c). */
+struct file;
+struct inode;
+struct mutex;
+struct seq_file;
+int malloc_type_check_pattern(const char *pat, size_t len);
+int malloc_type_selection_open(struct file *file,
+			       int (*show)(struct seq_file *m, void *v));
+int malloc_type_selection_release(struct inode *inode, struct file *file);
+loff_t malloc_type_selection_llseek(struct file *file, loff_t offset,
+				    int whence);
+int malloc_type_selection_write(const char __user *ubuf, size_t count,
+				struct mutex *lock,
+				int (*edit)(char *tok, bool remove, void *arg),
+				void *arg);
 size_t malloc_type_block_size(const void *p);
 void malloc_type_block_copy(void *to, const void *from, size_t len);
 /* For the KUnit tests of the zones, in Rust and in C. */
