@@ -137,7 +137,7 @@ def read_series(files):
             text = f.read()
         m = re.search(r"(?m)^(--- |diff )", text)
         message = (text[:m.start()] if m else text).strip()
-        if not message or "\n\n" not in message + "\n\n" or not message.splitlines()[0].strip():
+        if not message or not message.splitlines()[0].strip():
             raise SeriesError(f"patches/{p} has no commit message")
         if message.count("\n") and message.splitlines()[1].strip():
             raise SeriesError(f"patches/{p}: the subject is not followed by a blank line")
@@ -173,7 +173,7 @@ def build(series, name, email):
     return parent
 
 
-def cover_letter(out, tip):
+def cover_letter(out):
     """Fills the cover letter of format-patch with patches/cover-letter."""
     with open(os.path.join(PATCHES, "cover-letter")) as f:
         text = f.read().strip()
@@ -204,7 +204,7 @@ def write(out):
     os.makedirs(out, exist_ok=True)
     git("format-patch", "-q", "--cover-letter", "--no-signature", "--zero-commit",
         "--subject-prefix=PATCH", "-o", os.path.abspath(out), f"pristine..{tip}")
-    cover_letter(out, tip)
+    cover_letter(out)
     return series, tip
 
 
