@@ -107,8 +107,10 @@ def read_series(files):
     """The patches in order: [(number, path, message, has_diff, [(repo, kernel)])]."""
     patches = sorted(f for f in os.listdir(PATCHES) if re.fullmatch(r"\d{4}-.+\.patch", f))
     numbers = [p[:4] for p in patches]
-    if len(set(numbers)) != len(numbers):
-        raise SeriesError("two patches share a number in patches/")
+    for n in sorted(set(numbers)):
+        same = [p for p in patches if p.startswith(n)]
+        if len(same) > 1:
+            raise SeriesError(f"patches {' and '.join(same)} share the number {n}")
     adds = {n: [] for n in numbers}
     owner = {}
     with open(os.path.join(PATCHES, "series")) as f:
@@ -117,6 +119,8 @@ def read_series(files):
             if not line:
                 continue
             n, globs = line[0], line[1:]
+            if not re.fullmatch(r"\d{4}", n) or not globs:
+                raise SeriesError(f"patches/series:{lineno}: want 'NUMBER FILES...', not {' '.join(line)!r}")
             if n not in adds:
                 raise SeriesError(f"patches/series:{lineno}: no patch {n} in patches/")
             for g in globs:
@@ -137,10 +141,15 @@ def read_series(files):
             text = f.read()
         m = re.search(r"(?m)^(--- |diff )", text)
         message = (text[:m.start()] if m else text).strip()
-        if not message or not message.splitlines()[0].strip():
+        lines = message.splitlines()
+        if not message or not lines[0].strip():
             raise SeriesError(f"patches/{p} has no commit message")
-        if message.count("\n") and message.splitlines()[1].strip():
-            raise SeriesError(f"patches/{p}: the subject is not followed by a blank line")
+        if len(lines) < 3 or lines[1].strip():
+            raise SeriesError(f"patches/{p}: want a subject line, a blank line and a body")
+        if len(lines[0]) > 75:
+            raise SeriesError(f"patches/{p}: the subject is {len(lines[0])} characters, over 75")
+        if re.search(r"(?mi)^\s*signed-off-by:", message):
+            raise SeriesError(f"patches/{p}: Signed-off-by is the generator's (SIGNOFF), not the message's")
         series.append((n, p, message, m is not None, adds[n]))
     return series
 
@@ -167,6 +176,9 @@ def build(series, name, email):
                 mode = "100755" if os.access(src, os.X_OK) else "100644"
                 git("update-index", "--add", "--cacheinfo", f"{mode},{sha},{kernel}", env=env)
             tree = git("write-tree", env=env)
+            if tree == git("rev-parse", f"{parent}^{{tree}}"):
+                raise SeriesError(f"patches/{p} changes nothing: no diff, and patches/series "
+                                  f"gives it no file")
             msg = f"{message}\n\nSigned-off-by: {name} <{email}>\n"
             parent = git("commit-tree", tree, "-p", parent, env=env, input=msg)
     git("update-ref", "refs/heads/series", parent)
@@ -183,9 +195,9 @@ def cover_letter(out):
         cover = f.read()
     if "*** SUBJECT HERE ***" not in cover or "*** BLURB HERE ***" not in cover:
         raise SeriesError("git format-patch wrote a cover letter without its placeholders")
-    base = git("rev-parse", "pristine^{commit}")
-    blurb = blurb.strip() + f"\n\nThe series applies to Debian's {os.environ['KERNEL_PKG']} " \
-        f"{os.environ['KERNEL_PKG_VERSION']}\n(the pristine tree is commit {base[:12]} of the generator)."
+    ver = os.environ["KERNEL_PKG_VERSION"]
+    blurb = blurb.strip() + f"\n\nThe series is against Linux {ver.split('-')[0]} as Debian " \
+        f"ships it\n({os.environ['KERNEL_PKG']} {ver}, unmodified)."
     cover = cover.replace("*** SUBJECT HERE ***", subject.strip()).replace("*** BLURB HERE ***", blurb)
     with open(path, "w") as f:
         f.write(cover)
@@ -202,8 +214,11 @@ def write(out):
             if f.endswith(".patch"):
                 os.unlink(os.path.join(out, f))
     os.makedirs(out, exist_ok=True)
+    # The cover letter's From: is the identity git format-patch runs with.
+    env = dict(os.environ, GIT_AUTHOR_NAME=name, GIT_AUTHOR_EMAIL=email, GIT_COMMITTER_NAME=name,
+               GIT_COMMITTER_EMAIL=email)
     git("format-patch", "-q", "--cover-letter", "--no-signature", "--zero-commit",
-        "--subject-prefix=PATCH", "-o", os.path.abspath(out), f"pristine..{tip}")
+        "--subject-prefix=PATCH", "-o", os.path.abspath(out), f"pristine..{tip}", env=env)
     cover_letter(out)
     return series, tip
 
