@@ -69,6 +69,15 @@ def identity():
     return m.group(1), m.group(2)
 
 
+def as_who(name, email, date=None):
+    """The environment of a git command that authors and commits as `name <email>`, at `date`."""
+    env = dict(os.environ, GIT_AUTHOR_NAME=name, GIT_AUTHOR_EMAIL=email, GIT_COMMITTER_NAME=name,
+               GIT_COMMITTER_EMAIL=email)
+    if date:
+        env.update(GIT_AUTHOR_DATE=date, GIT_COMMITTER_DATE=date)
+    return env
+
+
 def ensure_base():
     """The pristine source in git, tagged `pristine`, made once."""
     if os.path.isdir(os.path.join(BASE, ".git")) and \
@@ -84,10 +93,7 @@ def ensure_base():
     sh = (f"dpkg-deb --fsys-tarfile '{deb}' | tar -xO './usr/src/{pkg}.tar.xz' | "
           f"tar -xJ -C '{BASE}' --strip-components=1")
     run(["bash", "-o", "pipefail", "-c", sh])
-    env = dict(os.environ, GIT_AUTHOR_NAME="Debian", GIT_AUTHOR_EMAIL="debian-kernel@lists.debian.org",
-               GIT_AUTHOR_DATE="2000-01-01T00:00:00Z")
-    env.update(GIT_COMMITTER_NAME=env["GIT_AUTHOR_NAME"], GIT_COMMITTER_EMAIL=env["GIT_AUTHOR_EMAIL"],
-               GIT_COMMITTER_DATE=env["GIT_AUTHOR_DATE"])
+    env = as_who("Debian", "debian-kernel@lists.debian.org", "2000-01-01T00:00:00Z")
     git("init", "-q")
     git("config", "core.autocrlf", "false")
     git("config", "gc.auto", "0")
@@ -157,8 +163,7 @@ def read_series(files):
 def build(series, name, email):
     """Commits the series on `pristine` in a private index; returns the last commit."""
     date = git("log", "-1", "--format=%cI", cwd=ROOT) or "2026-01-01T00:00:00Z"
-    env = dict(os.environ, GIT_AUTHOR_NAME=name, GIT_AUTHOR_EMAIL=email, GIT_COMMITTER_NAME=name,
-               GIT_COMMITTER_EMAIL=email, GIT_AUTHOR_DATE=date, GIT_COMMITTER_DATE=date)
+    env = as_who(name, email, date)
     with tempfile.TemporaryDirectory() as tmp:
         env["GIT_INDEX_FILE"] = os.path.join(tmp, "index")
         git("read-tree", "pristine", env=env)
@@ -215,8 +220,7 @@ def write(out):
                 os.unlink(os.path.join(out, f))
     os.makedirs(out, exist_ok=True)
     # The cover letter's From: is the identity git format-patch runs with.
-    env = dict(os.environ, GIT_AUTHOR_NAME=name, GIT_AUTHOR_EMAIL=email, GIT_COMMITTER_NAME=name,
-               GIT_COMMITTER_EMAIL=email)
+    env = as_who(name, email)
     git("format-patch", "-q", "--cover-letter", "--no-signature", "--zero-commit",
         "--subject-prefix=PATCH", "-o", os.path.abspath(out), f"pristine..{tip}", env=env)
     cover_letter(out)
@@ -280,7 +284,7 @@ def check(out, tested):
     git("am", "--abort", check=False)
     patches = [os.path.join(os.path.abspath(out), f) for f in files if not f.startswith("0000-")]
     name, email = identity()
-    env = dict(os.environ, GIT_COMMITTER_NAME=name, GIT_COMMITTER_EMAIL=email)
+    env = as_who(name, email)
     r = run(["git", "-C", BASE, "am", "-q", "--whitespace=error-all", *patches], env=env, check=False)
     if r.returncode:
         why = (r.stderr.strip() or r.stdout.strip() or "?").splitlines()
