@@ -122,21 +122,7 @@ pub struct StreamTypeRef<'a> {
 impl StreamTypeRef<'_> {
     /// The per-CPU records, one per CPU id.
     pub fn stats(&self) -> impl ExactSizeIterator<Item = CpuStats> + '_ {
-        self.records.chunks_exact(STATS_SIZE).map(|r| {
-            let at = |off: usize| {
-                let mut a = [0u8; 8];
-                a.copy_from_slice(&r[off..off + 8]);
-                u64::from_ne_bytes(a)
-            };
-            CpuStats {
-                memalloced: at(0),
-                memfreed: at(8),
-                numallocs: at(16),
-                numfrees: at(24),
-                size: at(32),
-                numfailures: at(40),
-            }
-        })
+        records_stats(self.records)
     }
 
     /// An owned copy.
@@ -150,6 +136,78 @@ impl StreamTypeRef<'_> {
             owner: self.owner.clone().into_owned(),
             stats: self.stats().collect(),
         }
+    }
+}
+
+/// The per-CPU records of `records`, [`STATS_SIZE`] bytes each.
+fn records_stats(records: &[u8]) -> impl ExactSizeIterator<Item = CpuStats> + '_ {
+    records.chunks_exact(STATS_SIZE).map(|r| {
+        let at = |off: usize| {
+            let mut a = [0u8; 8];
+            a.copy_from_slice(&r[off..off + 8]);
+            u64::from_ne_bytes(a)
+        };
+        CpuStats {
+            memalloced: at(0),
+            memfreed: at(8),
+            numallocs: at(16),
+            numfrees: at(24),
+            size: at(32),
+            numfailures: at(40),
+        }
+    })
+}
+
+/// One type of a stream as its bytes hold it: a [`StreamTypeRef`] whose name and owner are
+/// the bytes before their NUL, not yet decoded.
+///
+/// What [`crate::MemoryTypeList`]'s update reads: it compares these bytes with the name and
+/// owner an entry has already, so that the strings of a type seen before are never decoded
+/// (validating them as UTF-8 was a sixth of an update).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RawType<'a> {
+    /// `mth_name` up to its NUL.
+    pub(crate) name: &'a [u8],
+    /// `mth_id`.
+    pub(crate) id: u64,
+    /// `mth_zone`.
+    pub(crate) zone: u32,
+    /// `mth_flags`.
+    pub(crate) flags: u32,
+    /// `mth_peak`.
+    pub(crate) peak: u64,
+    /// `mth_owner` up to its NUL (empty in a version 1 stream).
+    pub(crate) owner: &'a [u8],
+    /// The `maxcpus` records, [`STATS_SIZE`] bytes each.
+    records: &'a [u8],
+}
+
+impl<'a> RawType<'a> {
+    /// The per-CPU records, one per CPU id.
+    pub(crate) fn stats(&self) -> impl ExactSizeIterator<Item = CpuStats> + 'a {
+        records_stats(self.records)
+    }
+
+    /// The type with its name and owner decoded.
+    fn decoded(self) -> StreamTypeRef<'a> {
+        StreamTypeRef {
+            name: decode(self.name),
+            id: self.id,
+            zone: self.zone,
+            flags: self.flags,
+            peak: self.peak,
+            owner: decode(self.owner),
+            records: self.records,
+        }
+    }
+}
+
+/// `b` as lossy UTF-8: borrowed when it is valid, as it is but for a corrupted stream.
+pub(crate) fn decode(b: &[u8]) -> Cow<'_, str> {
+    // The common case, checked without `from_utf8_lossy`'s chunking.
+    match std::str::from_utf8(b) {
+        Ok(s) => Cow::Borrowed(s),
+        Err(_) => String::from_utf8_lossy(b),
     }
 }
 
@@ -207,21 +265,39 @@ pub fn expected_len_version(version: u32, count: u32, maxcpus: u32) -> Option<us
         .checked_add(STREAM_HEADER_SIZE)
 }
 
-/// Decode a NUL-terminated name field, `what` (lossy UTF-8, borrowed when
-/// it is valid).
-fn parse_name<'a>(field: &'a [u8], index: u32, what: &str) -> Result<Cow<'a, str>> {
-    let end = field.iter().position(|&b| b == 0).ok_or_else(|| {
+/// The offset of the first NUL byte of `field`, looked for a word at a time: a name or an owner
+/// is a few words long, too short for a vectorized search to pay for its set-up (`memchr`
+/// cost five times this).
+#[inline]
+fn nul_position(field: &[u8]) -> Option<usize> {
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
+    let mut rest = field;
+    while let Some((w, r)) = rest.split_first_chunk::<8>() {
+        let v = u64::from_le_bytes(*w);
+        // Nonzero exactly when a byte of `v` is zero; its lowest set bit marks the first one
+        // (a borrow from a zero byte can set the bit of a 0x01 above it, never one below).
+        let zero = v.wrapping_sub(ONES) & !v & HIGHS;
+        if zero != 0 {
+            // CAST: `trailing_zeros()` of a nonzero u64 is below 64.
+            return Some(field.len() - rest.len() + (zero.trailing_zeros() / 8) as usize);
+        }
+        rest = r;
+    }
+    let at = field.len() - rest.len();
+    rest.iter().position(|&b| b == 0).map(|p| at + p)
+}
+
+/// The bytes of a NUL-terminated name field, `what`, before its NUL.
+#[inline]
+fn nul_terminated<'a>(field: &'a [u8], index: u32, what: &str) -> Result<&'a [u8]> {
+    let end = nul_position(field).ok_or_else(|| {
         Error::data(format!(
             "type {index}: {what} is not NUL-terminated within {} bytes",
             field.len()
         ))
     })?;
-    let name = &field[..end];
-    // The common case, checked without `from_utf8_lossy`'s chunking.
-    Ok(match std::str::from_utf8(name) {
-        Ok(s) => Cow::Borrowed(s),
-        Err(_) => String::from_utf8_lossy(name),
-    })
+    Ok(&field[..end])
 }
 
 fn short_header(len: usize) -> Error {
@@ -344,6 +420,19 @@ pub fn parse_stream(buf: &[u8]) -> Result<Stream> {
 /// with the checks and errors of [`parse_stream`], and one allocation (the
 /// vector of types) where [`parse_stream`] makes two per type.
 pub fn parse_stream_ref(buf: &[u8]) -> Result<(u32, Vec<StreamTypeRef<'_>>)> {
+    parse_records(buf, RawType::decoded)
+}
+
+/// [`parse_stream_ref`] with the names and owners left undecoded.
+pub(crate) fn parse_stream_raw(buf: &[u8]) -> Result<(u32, Vec<RawType<'_>>)> {
+    parse_records(buf, |t| t)
+}
+
+/// Parse a whole stream (the checks and errors of [`parse_stream`]) into `f` of each type.
+fn parse_records<'a, T>(
+    buf: &'a [u8],
+    mut f: impl FnMut(RawType<'a>) -> T,
+) -> Result<(u32, Vec<T>)> {
     if buf.len() < STREAM_HEADER_SIZE {
         return Err(short_header(buf.len()));
     }
@@ -367,19 +456,19 @@ pub fn parse_stream_ref(buf: &[u8]) -> Result<(u32, Vec<StreamTypeRef<'_>>)> {
     for i in 0..count {
         let base = STREAM_HEADER_SIZE + i as usize * per_type;
         let name_field = buf.get(base..base + MAX_NAME).ok_or_else(past_end)?;
-        let name = parse_name(name_field, i, "name")?;
+        let name = nul_terminated(name_field, i, "name")?;
         let (peak, owner) = if version >= 2 {
             let field = buf
                 .get(base + 64..base + 64 + MAX_OWNER)
                 .ok_or_else(past_end)?;
-            (u64_at(buf, base + 48)?, parse_name(field, i, "owner")?)
+            (u64_at(buf, base + 48)?, nul_terminated(field, i, "owner")?)
         } else {
-            (0, Cow::Borrowed(""))
+            (0, &[][..])
         };
         let records = buf
             .get(base + header..base + per_type)
             .ok_or_else(past_end)?;
-        types.push(StreamTypeRef {
+        types.push(f(RawType {
             name,
             id: u64_at(buf, base + 32)?,
             zone: u32_at(buf, base + 40)?,
@@ -387,7 +476,7 @@ pub fn parse_stream_ref(buf: &[u8]) -> Result<(u32, Vec<StreamTypeRef<'_>>)> {
             peak,
             owner,
             records,
-        });
+        }));
     }
     Ok((maxcpus, types))
 }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::slab::{self, SlabCache, SlabSource};
-use crate::stream::{self, CpuStats, Stream, StreamType, StreamTypeRef};
+use crate::stream::{self, CpuStats, RawType, Stream, StreamType};
 use crate::zones::ZoneSizes;
 
 /// The hasher of the merge's map, whose keys are [`key_of`] hashes already:
@@ -51,28 +51,40 @@ fn key_of(id: u64, name: &str) -> u64 {
 /// Whether two names are equal, compared 8 bytes at a time: the merge compares
 /// the name of every type on every update, and a byte-wise `memcmp()` (musl's)
 /// made that the largest cost of an update.
-fn same_name(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     if a.len() != b.len() {
         return false;
     }
-    let word = |c: &[u8]| {
-        let mut w = [0u8; 8];
-        for (d, s) in w.iter_mut().zip(c) {
-            *d = *s;
+    let word = |w: &[u8; 8]| u64::from_ne_bytes(*w);
+    let (mut x, mut y) = (a, b);
+    while let (Some((wx, rx)), Some((wy, ry))) =
+        (x.split_first_chunk::<8>(), y.split_first_chunk::<8>())
+    {
+        if word(wx) != word(wy) {
+            return false;
         }
-        u64::from_ne_bytes(w)
-    };
-    a.chunks(8)
-        .zip(b.chunks(8))
-        .all(|(x, y)| word(x) == word(y))
+        (x, y) = (rx, ry);
+    }
+    if x.is_empty() {
+        return true;
+    }
+    match (a.last_chunk::<8>(), b.last_chunk::<8>()) {
+        // The last 8 bytes, which overlap the words compared above.
+        (Some(wx), Some(wy)) => word(wx) == word(wy),
+        // Shorter than a word.
+        _ => x == y,
+    }
 }
 
-/// A type of a stream, owned ([`StreamType`]) or borrowed from its bytes
-/// ([`StreamTypeRef`]), as the merge of malloc types reads it.
+/// A type of a stream, owned ([`StreamType`]) or as the stream's bytes hold it
+/// ([`RawType`]), as the merge of malloc types reads it.
 trait MallocRecord {
     fn id(&self) -> u64;
-    fn name(&self) -> &str;
+    /// The name, decoded as an entry holds it (lossy UTF-8).
+    fn name(&self) -> std::borrow::Cow<'_, str>;
+    /// Whether the record's name is `name`, an entry's (decoded) name: compared as bytes, the
+    /// record's name being decoded only when they differ.
+    fn is_named(&self, name: &str) -> bool;
     fn load_into(&self, t: &mut MemoryType);
 }
 
@@ -80,23 +92,33 @@ impl MallocRecord for StreamType {
     fn id(&self) -> u64 {
         self.id
     }
-    fn name(&self) -> &str {
-        &self.name
+    fn name(&self) -> std::borrow::Cow<'_, str> {
+        std::borrow::Cow::Borrowed(&self.name)
+    }
+    fn is_named(&self, name: &str) -> bool {
+        same_bytes(self.name.as_bytes(), name.as_bytes())
     }
     fn load_into(&self, t: &mut MemoryType) {
         t.load_malloc(self);
     }
 }
 
-impl MallocRecord for StreamTypeRef<'_> {
+impl MallocRecord for RawType<'_> {
     fn id(&self) -> u64 {
         self.id
     }
-    fn name(&self) -> &str {
-        &self.name
+    fn name(&self) -> std::borrow::Cow<'_, str> {
+        stream::decode(self.name)
+    }
+    fn is_named(&self, name: &str) -> bool {
+        // Equal bytes are the whole test for a valid name; a name that is not UTF-8 is stored
+        // decoded, with U+FFFD in place of what was not.
+        same_bytes(self.name, name.as_bytes())
+            || (std::str::from_utf8(self.name).is_err()
+                && String::from_utf8_lossy(self.name) == name)
     }
     fn load_into(&self, t: &mut MemoryType) {
-        t.load_malloc_ref(self);
+        t.load_malloc_raw(self);
     }
 }
 
@@ -265,28 +287,29 @@ pub struct MemoryType {
     generation: u64,
 }
 
-/// The [`Header`] of `$t`, a [`StreamType`] or a [`StreamTypeRef`].
+/// The [`Header`] of `$t`, a [`StreamType`] or a [`RawType`].
 macro_rules! header_of {
     ($t:expr) => {
         Header {
-            name: &$t.name,
+            name: $t.name.as_ref(),
             id: $t.id,
             zone: $t.zone,
             flags: $t.flags,
             peak: $t.peak,
-            owner: &$t.owner,
+            owner: $t.owner.as_ref(),
         }
     };
 }
 
-/// The header fields of a malloc type in a stream.
+/// The header fields of a malloc type in a stream; the name and the owner as the stream's
+/// bytes (decoded only where they differ from the entry's).
 struct Header<'a> {
-    name: &'a str,
+    name: &'a [u8],
     id: u64,
     zone: u32,
     flags: u32,
     peak: u64,
-    owner: &'a str,
+    owner: &'a [u8],
 }
 
 macro_rules! getters {
@@ -470,32 +493,71 @@ impl MemoryType {
         self.slab.as_ref()
     }
 
-    /// `_memstat_mt_reset_stats`: zero every library-owned field and resize
-    /// the per-CPU array to `maxcpus`, keeping caller-owned fields (new CPU
-    /// slots start with zeroed caller fields).
+    /// `_memstat_mt_reset_stats`: zero every library-owned field but the name
+    /// and the owner (which the loads set) and resize the per-CPU array to
+    /// `maxcpus`, keeping caller-owned fields (new CPU slots start with zeroed
+    /// caller fields).
     fn reset_stats(&mut self, maxcpus: usize) {
-        let caller = self.caller;
-        let mut percpu = std::mem::take(&mut self.percpu);
-        percpu.resize_with(maxcpus, PerCpu::default);
-        for p in &mut percpu {
-            *p = PerCpu {
-                caller: p.caller,
-                ..PerCpu::default()
-            };
+        // Field by field, so that the caller fields (a quarter KiB per entry and per CPU) are
+        // not copied out and back; the patterns name every field, so that a field added later
+        // is not forgotten here.
+        self.percpu.resize_with(maxcpus, PerCpu::default);
+        for p in &mut self.percpu {
+            let PerCpu {
+                memalloced,
+                memfreed,
+                numallocs,
+                numfrees,
+                sizemask,
+                failures,
+                free,
+                caller: _,
+            } = p;
+            for v in [
+                memalloced, memfreed, numallocs, numfrees, sizemask, failures, free,
+            ] {
+                *v = 0;
+            }
         }
-        let allocator = self.allocator;
-        let name = std::mem::take(&mut self.name);
-        let mut owner = std::mem::take(&mut self.owner);
-        owner.clear();
-        *self = MemoryType {
-            allocator,
-            name,
-            owner,
-            caller,
-            percpu,
-            generation: self.generation,
-            ..MemoryType::default()
-        };
+        let MemoryType {
+            allocator: _,
+            name: _,
+            id,
+            zone,
+            flags,
+            peak,
+            owner: _,
+            countlimit,
+            byteslimit,
+            sizemask,
+            size,
+            rsize,
+            memalloced,
+            memfreed,
+            numallocs,
+            numfrees,
+            bytes,
+            count,
+            free,
+            failures,
+            sleeps,
+            xdomain,
+            zonefree,
+            kegfree,
+            percpu: _,
+            slab,
+            caller: _,
+            generation: _,
+        } = self;
+        *zone = 0;
+        *flags = 0;
+        *slab = None;
+        for v in [
+            id, peak, countlimit, byteslimit, sizemask, size, rsize, memalloced, memfreed,
+            numallocs, numfrees, bytes, count, free, failures, sleeps, xdomain, zonefree, kegfree,
+        ] {
+            *v = 0;
+        }
     }
 
     /// Fill from one type of a malloc stream.
@@ -504,8 +566,8 @@ impl MemoryType {
         self.load_malloc_fields(&h, t.stats.iter().copied());
     }
 
-    /// Fill from one type of a malloc stream, borrowed from its bytes.
-    fn load_malloc_ref(&mut self, t: &StreamTypeRef<'_>) {
+    /// Fill from one type of a malloc stream, as its bytes hold it.
+    fn load_malloc_raw(&mut self, t: &RawType<'_>) {
         let h = header_of!(t);
         self.load_malloc_fields(&h, t.stats());
     }
@@ -518,14 +580,18 @@ impl MemoryType {
         self.reset_stats(stats.len());
         // The merge loads an entry whose name is `name` already, or a new, empty one.
         if self.name.is_empty() {
-            h.name.clone_into(&mut self.name);
+            self.name = stream::decode(h.name).into_owned();
         }
-        debug_assert_eq!(self.name, h.name);
+        debug_assert_eq!(self.name, stream::decode(h.name));
         self.id = h.id;
         self.zone = h.zone;
         self.flags = h.flags;
         self.peak = h.peak;
-        self.owner.push_str(h.owner);
+        // Most updates find the owner unchanged: it is neither decoded nor copied then.
+        if !same_bytes(self.owner.as_bytes(), h.owner) {
+            self.owner.clear();
+            self.owner.push_str(&stream::decode(h.owner));
+        }
         for (p, s) in self.percpu.iter_mut().zip(stats) {
             p.memalloced = s.memalloced;
             p.memfreed = s.memfreed;
@@ -550,6 +616,7 @@ impl MemoryType {
     fn load_slab(&mut self, c: &SlabCache) {
         self.reset_stats(0);
         self.name.clone_from(&c.name);
+        self.owner.clear();
         self.size = c.object_size;
         self.rsize = c.slab_size;
         self.count = c.active_objs;
@@ -723,9 +790,13 @@ impl MemoryTypeList {
     /// most one item, the first in list order); `load` refreshes it. `key`
     /// of an entry and `item_key` of the same item must be equal (a hash of
     /// what `same` compares). Linear in the sizes of the list and of
-    /// `items`: the entries are found through a hash map of their keys, built
-    /// once per update, with no allocation per entry (entries with the same
-    /// key are chained through one array).
+    /// `items`. The items that come in the order of the entries, as the
+    /// kernel's types do from one update to the next, are matched by walking
+    /// both in step, with no key computed; from the first item that is not the
+    /// next entry on, the remaining entries are found through a hash map of
+    /// their keys, built once per update, with no allocation per entry
+    /// (entries with the same key are chained through one array). Both ways
+    /// give each item the first unmatched entry in list order that is the same.
     fn merge<I>(
         &mut self,
         allocator: Allocator,
@@ -738,12 +809,37 @@ impl MemoryTypeList {
         const NONE: usize = usize::MAX;
         self.generation = self.generation.wrapping_add(1);
         let gen = self.generation;
-        // Entries of this allocator by key: the first of each key in `heads`,
-        // the next one with the same key in `next`, in list order.
-        let mut heads = KeyMap::with_capacity_and_hasher(self.types.len(), Default::default());
+        // In step: while item `k` is the same as the next entry of this
+        // allocator, that entry is its match (every entry before it is matched
+        // already, so it is the first unmatched one in list order).
+        let mut at = 0;
+        let mut matched = 0;
+        for item in items {
+            while at < self.types.len() && self.types[at].allocator() != allocator {
+                at += 1;
+            }
+            match self.types.get_mut(at) {
+                Some(t) if same(t, item) => {
+                    load(t, item);
+                    t.generation = gen;
+                    at += 1;
+                    matched += 1;
+                }
+                _ => break,
+            }
+        }
+        let items = &items[matched..];
+        if items.is_empty() {
+            self.types
+                .retain(|t| t.allocator() != allocator || t.generation == gen);
+            return;
+        }
+        // Unmatched entries of this allocator by key: the first of each key in
+        // `heads`, the next one with the same key in `next`, in list order.
+        let mut heads = KeyMap::with_capacity_and_hasher(self.types.len() - at, Default::default());
         let mut tails = KeyMap::default();
         let mut next = vec![NONE; self.types.len()];
-        for (i, t) in self.types.iter().enumerate() {
+        for (i, t) in self.types.iter().enumerate().skip(at) {
             if t.allocator() != allocator {
                 continue;
             }
@@ -813,10 +909,12 @@ impl MemoryTypeList {
     /// Update the malloc types from stream bytes. On error the list is left
     /// as it was.
     ///
-    /// The types are read from `buf` in place ([`stream::parse_stream_ref`]):
-    /// an update allocates nothing per type but for the types that are new.
+    /// The types are read from `buf` in place (as [`stream::parse_stream_ref`]
+    /// does, with its checks): an update allocates nothing per type but for
+    /// the types that are new, and decodes a name or an owner only where it is
+    /// not the entry's already.
     pub fn update_malloc_bytes(&mut self, buf: &[u8]) -> Result<()> {
-        let r = stream::parse_stream_ref(buf).map(|(maxcpus, types)| {
+        let r = stream::parse_stream_raw(buf).map(|(maxcpus, types)| {
             self.merge_malloc(maxcpus, &types);
         });
         self.record(r)
@@ -830,8 +928,8 @@ impl MemoryTypeList {
             Allocator::Malloc,
             types,
             |t| key_of(t.id, &t.name),
-            |st| key_of(st.id(), st.name()),
-            |t, st| t.id == st.id() && same_name(&t.name, st.name()),
+            |st| key_of(st.id(), &st.name()),
+            |t, st| t.id == st.id() && st.is_named(&t.name),
             |t, st| {
                 st.load_into(t);
                 t.allocator = Some(Allocator::Malloc);

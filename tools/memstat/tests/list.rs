@@ -274,3 +274,134 @@ fn names_that_differ_past_eight_bytes_or_in_length_stay_distinct() {
         );
     }
 }
+
+/// An update matches records to entries by id and name whatever their order: records in the
+/// list's order, then one that went, one that came between two others, and two that swapped
+/// places, each entry keeping its caller fields and its place in the list, a slab cache between
+/// the malloc types staying where it is, the new types at the end.
+#[test]
+fn updates_in_any_order_keep_each_entry() {
+    let names = ["a", "b", "c", "d", "e", "f"];
+    let types = |order: &[usize], memalloced: u64| -> Vec<memstat::stream::StreamType> {
+        order
+            .iter()
+            .map(|&i| {
+                ty(
+                    names[i],
+                    i as u64 + 1,
+                    vec![cpu(memalloced + i as u64, 0, 1, 0, 1)],
+                )
+            })
+            .collect()
+    };
+    let mut l = MemoryTypeList::new();
+    l.update_malloc_bytes(&write_stream(1, &types(&[0, 1, 2], 0)))
+        .unwrap();
+    let slab = memstat::slab::parse_slabinfo(
+        "slabinfo - version: 2.1\n# name <active_objs> <num_objs> <objsize> <objperslab> <pagesperslab> : tunables <limit> <batchcount> <sharedfactor> : slabdata <active_slabs> <num_slabs> <sharedavail>\nkmalloc-64 10 20 64 64 1 : tunables 0 0 0 : slabdata 1 1 0\n",
+    )
+    .unwrap();
+    l.update_slab_caches(&slab);
+    l.update_malloc_bytes(&write_stream(1, &types(&[0, 1, 2, 3, 4], 0)))
+        .unwrap();
+    for (i, t) in l.iter_mut().enumerate() {
+        t.set_caller_uint64(0, 100 + i as u64).unwrap();
+    }
+    let got = |l: &MemoryTypeList| -> Vec<(String, u64, Option<u64>)> {
+        l.iter()
+            .map(|t| (t.name().to_string(), t.bytes(), t.caller_uint64(0)))
+            .collect()
+    };
+    let e = |n: &str, m: u64, c: u64| (n.to_string(), m, Some(c));
+    assert_eq!(
+        got(&l),
+        [
+            e("a", 0, 100),
+            e("b", 1, 101),
+            e("c", 2, 102),
+            e("kmalloc-64", 640, 103),
+            e("d", 3, 104),
+            e("e", 4, 105)
+        ]
+    );
+    // "b" went, "f" came after "a", "d" and "c" swapped.
+    l.update_malloc_bytes(&write_stream(1, &types(&[0, 5, 3, 2, 4], 1000)))
+        .unwrap();
+    assert_eq!(
+        got(&l),
+        [
+            e("a", 1000, 100),
+            e("c", 1002, 102),
+            e("kmalloc-64", 640, 103),
+            e("d", 1003, 104),
+            e("e", 1004, 105),
+            ("f".to_string(), 1005, Some(0)),
+        ]
+    );
+    // The same records again: nothing moves.
+    l.update_malloc_bytes(&write_stream(1, &types(&[0, 5, 3, 2, 4], 2000)))
+        .unwrap();
+    assert_eq!(got(&l)[5], ("f".to_string(), 2005, Some(0)));
+    assert_eq!(got(&l)[0], e("a", 2000, 100));
+}
+
+/// A name or an owner that is not UTF-8 is shown decoded (U+FFFD for what is not), and the
+/// type stays the same entry from one update to the next; an owner that changes is shown as
+/// it is now.
+#[test]
+fn names_and_owners_that_are_not_utf8_stay_one_entry() {
+    use memstat::stream::STREAM_HEADER_SIZE;
+    let mut t = ty("nam", 1, vec![cpu(8, 0, 1, 0, 1)]);
+    t.owner = "own".to_string();
+    let mut buf = write_stream(1, std::slice::from_ref(&t));
+    buf[STREAM_HEADER_SIZE + 1] = 0xff;
+    buf[STREAM_HEADER_SIZE + 64 + 1] = 0xfe;
+    let mut l = MemoryTypeList::new();
+    l.update_malloc_bytes(&buf).unwrap();
+    l.iter_mut()
+        .next()
+        .unwrap()
+        .set_caller_uint64(0, 5)
+        .unwrap();
+    for owner in [b'w', 0xfe, b'w'] {
+        buf[STREAM_HEADER_SIZE + 64 + 1] = owner;
+        l.update_malloc_bytes(&buf).unwrap();
+        assert_eq!(l.len(), 1);
+        let e = l.first().unwrap();
+        let shown = if owner == b'w' { "own" } else { "o\u{fffd}n" };
+        assert_eq!(
+            (e.name(), e.owner(), e.caller_uint64(0)),
+            ("n\u{fffd}m", shown, Some(5))
+        );
+    }
+}
+
+/// Sysctl values are read whole at every length below the limit: those that fill the first
+/// read and are read again from the start with a larger buffer, and the longest; a value of
+/// the limit or longer is refused.
+#[test]
+fn sysctl_values_of_every_size() {
+    use memstat::zones::{read_sysctl, SYSCTL_READ_FIRST, SYSCTL_READ_MAX};
+    let d = tmpdir("sysctl-sizes");
+    let p = d.join("value");
+    for len in [
+        0,
+        1,
+        SYSCTL_READ_FIRST - 1,
+        SYSCTL_READ_FIRST,
+        SYSCTL_READ_FIRST + 1,
+        SYSCTL_READ_FIRST * 4,
+        SYSCTL_READ_FIRST * 4 + 1,
+        SYSCTL_READ_MAX - 1,
+    ] {
+        let v: String = (0..len)
+            .map(|i| char::from(b'0' + (i % 10) as u8))
+            .collect();
+        std::fs::write(&p, &v).unwrap();
+        assert_eq!(read_sysctl(&p).unwrap(), v, "{len}");
+    }
+    std::fs::write(&p, "1".repeat(SYSCTL_READ_MAX)).unwrap();
+    let e = read_sysctl(&p).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::DataError);
+    assert!(e.to_string().contains("larger than 65536 bytes"), "{e}");
+}

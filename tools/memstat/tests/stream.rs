@@ -311,3 +311,44 @@ fn read_into_reuses_the_buffer() {
     let err = stream::read_stream_into(&buf[..10], std::path::Path::new("x"), &mut into);
     assert_eq!(err.unwrap_err().kind(), ErrorKind::DataError);
 }
+
+/// Names and owners of every length their fields hold, with bytes that look like a NUL to a
+/// careless word-at-a-time search (0x80 and 0x01 next to each other, 0xff) before the NUL: each
+/// is read up to its own NUL, by the borrowed parse and by a list update.
+#[test]
+fn names_and_owners_of_every_length() {
+    for len in 0..stream::MAX_NAME {
+        // The longest string of at most `bytes` bytes that cycles through `chars`.
+        let fill = |chars: &str, bytes: usize| -> String {
+            let mut s = String::new();
+            for c in chars.chars().cycle() {
+                if s.len() + c.len_utf8() > bytes {
+                    break;
+                }
+                s.push(c);
+            }
+            s
+        };
+        let name = fill("a\u{80}\u{1}b", len);
+        let name = name.as_str();
+        let owner = fill("m\u{1}\u{7f}", len * 2);
+        let owner = owner.as_str();
+        let mut t = ty(name, 1, vec![cpu(8, 0, 1, 0, 1)]);
+        t.owner = owner.to_string();
+        let buf = write_stream(1, std::slice::from_ref(&t));
+        let (_, types) = stream::parse_stream_ref(&buf).unwrap();
+        assert_eq!((&*types[0].name, &*types[0].owner), (name, owner), "{len}");
+        let mut l = memstat::MemoryTypeList::new();
+        for _ in 0..2 {
+            l.update_malloc_bytes(&buf).unwrap();
+            let e = l.first().unwrap();
+            assert_eq!((e.name(), e.owner()), (name, owner), "{len}");
+        }
+    }
+    // A name field full but for its NUL, and bytes after the NUL that are not zero.
+    let mut buf = write_stream(1, &[ty(&"n".repeat(31), 1, vec![])]);
+    buf[STREAM_HEADER_SIZE + 64 + 5] = 0;
+    buf[STREAM_HEADER_SIZE + 64 + 6..STREAM_HEADER_SIZE + 128].fill(0xff);
+    let (_, types) = stream::parse_stream_ref(&buf).unwrap();
+    assert_eq!((types[0].name.len(), types[0].owner.len()), (31, 5));
+}
