@@ -160,77 +160,134 @@ const ROW_MAX: usize = 512;
 ///
 /// The buffer is the caller's, borrowed: a `Row` that owned it was zeroed whole for every row
 /// (LLVM turned the move of a struct whose buffer was uninitialized into a `memset()` of its
-/// [`ROW_MAX`] bytes, which cost more than the rest of a row).
+/// [`ROW_MAX`] bytes, which cost more than the rest of a row). The pieces of a row are written
+/// in place: a piece of a size known at compile time, padding and digits are a few stores each,
+/// not a call to `memcpy()` (which copies byte by byte, and which a row made twenty times).
 ///
 /// # Invariants
 ///
 /// The first `len` bytes of `buf` are initialized, and `len <= ROW_MAX`.
 struct Row<'a> {
-    buf: &'a mut MaybeUninit<[u8; ROW_MAX]>,
+    buf: &'a mut [MaybeUninit<u8>; ROW_MAX],
     len: usize,
 }
 
+/// The spaces a [`Row`] writes at once for the padding of a column (past the padding, up to the
+/// end of the chunk, the next piece overwrites them).
+const PAD_CHUNK: usize = 16;
+
 impl<'a> Row<'a> {
-    fn new(buf: &'a mut MaybeUninit<[u8; ROW_MAX]>) -> Self {
+    fn new(buf: &'a mut [MaybeUninit<u8>; ROW_MAX]) -> Self {
         // INVARIANT: No byte is claimed to be initialized.
         Self { buf, len: 0 }
     }
 
     /// Appends `b`; what does not fit is dropped (no row comes near [`ROW_MAX`]).
+    #[inline(always)]
     fn push(&mut self, b: &[u8]) {
-        let n = b.len().min(ROW_MAX - self.len);
-        // SAFETY: `self.len + n <= ROW_MAX` (type invariant and the line above), so the
+        // By the type invariant `len <= ROW_MAX`: this does not wrap.
+        if b.len() > ROW_MAX - self.len {
+            self.push_truncated(b);
+            return;
+        }
+        // SAFETY: `self.len + b.len() <= ROW_MAX` (type invariant and the test above), so the
         // destination is within `buf`, which `b`, a shared borrow, cannot overlap; `b` is valid
-        // for reads of `n` bytes.
+        // for reads of its length. For a `b` of a length known at compile time the copy is a
+        // few moves.
         unsafe {
             core::ptr::copy_nonoverlapping(
                 b.as_ptr(),
                 self.buf.as_mut_ptr().cast::<u8>().add(self.len),
-                n,
+                b.len(),
             )
         };
-        // INVARIANT: The `n` bytes after the first `len` were just written.
-        self.len += n;
+        // INVARIANT: The `b.len()` bytes after the first `len` were just written.
+        self.len += b.len();
+    }
+
+    /// Appends what fits of `b`, which does not fit whole.
+    #[cold]
+    fn push_truncated(&mut self, b: &[u8]) {
+        for (slot, &c) in self.buf[self.len..].iter_mut().zip(b) {
+            slot.write(c);
+        }
+        // INVARIANT: `b` is longer than the rest of `buf`, which was just written.
+        self.len = ROW_MAX;
+    }
+
+    /// Appends `n` spaces.
+    #[inline(always)]
+    fn spaces(&mut self, n: usize) {
+        const SPACES: [u8; PAD_CHUNK] = [b' '; PAD_CHUNK];
+        // The padding of a column, with room for a whole chunk: two stores. Not a loop, which
+        // LLVM would make a call to `memset()` of `n` bytes.
+        if n <= PAD_CHUNK && ROW_MAX - self.len >= PAD_CHUNK {
+            // SAFETY: `self.len + PAD_CHUNK <= ROW_MAX` (just checked), so the destination is
+            // within `buf`; `SPACES` is a distinct constant.
+            unsafe {
+                core::ptr::copy_nonoverlapping(
+                    SPACES.as_ptr(),
+                    self.buf.as_mut_ptr().cast::<u8>().add(self.len),
+                    PAD_CHUNK,
+                )
+            };
+            // INVARIANT: `n <= PAD_CHUNK` bytes after the first `len` were just written.
+            self.len += n;
+        } else {
+            self.spaces_slow(n);
+        }
+    }
+
+    /// [`Row::spaces`] for wide padding or a row near its end.
+    #[cold]
+    fn spaces_slow(&mut self, n: usize) {
+        let end = self.len.saturating_add(n).min(ROW_MAX);
+        for slot in &mut self.buf[self.len..end] {
+            slot.write(b' ');
+        }
+        // INVARIANT: The bytes up to `end <= ROW_MAX` were just written.
+        self.len = end;
     }
 
     /// Appends `b` right-aligned in `width` characters of which `b` is `chars`, as `{:>width}`.
+    #[inline(always)]
     fn right(&mut self, width: usize, chars: usize, b: &[u8]) {
-        const SPACES: [u8; 32] = [b' '; 32];
-        let mut pad = width.saturating_sub(chars);
-        while pad > 0 {
-            let n = pad.min(SPACES.len());
-            self.push(&SPACES[..n]);
-            pad -= n;
-        }
+        self.spaces(width.saturating_sub(chars));
         self.push(b);
     }
 
     /// Appends `b` left-aligned in `width` characters of which `b` is `chars`, as `{:<width}`.
+    #[inline(always)]
     fn left(&mut self, width: usize, chars: usize, b: &[u8]) {
         self.push(b);
-        self.right(width.saturating_sub(chars), 0, b"");
+        self.spaces(width.saturating_sub(chars));
     }
 
     /// Appends `v` in decimal, right-aligned in `width` characters.
+    #[inline(always)]
     fn num(&mut self, width: usize, v: u64) {
-        let mut digits = [0u8; 20];
-        let mut at = digits.len();
-        let mut v = v;
-        loop {
-            at -= 1;
-            // CAST: A decimal digit.
-            digits[at] = b'0' + (v % 10) as u8;
-            v /= 10;
-            if v == 0 {
-                break;
-            }
+        // CAST: `ilog10()` of a `u64` is at most 19.
+        let digits = v.checked_ilog10().map_or(1, |l| l as usize + 1);
+        self.spaces(width.saturating_sub(digits));
+        let end = self.len + digits;
+        if end > ROW_MAX {
+            // Not in a row of this file; written whole or not at all.
+            return;
         }
-        self.right(width, digits.len() - at, &digits[at..]);
+        let mut v = v;
+        for slot in self.buf[self.len..end].iter_mut().rev() {
+            // CAST: A decimal digit.
+            slot.write(b'0' + (v % 10) as u8);
+            v /= 10;
+        }
+        // INVARIANT: The `digits` bytes after the first `len` were just written, and
+        // `end <= ROW_MAX`.
+        self.len = end;
     }
 
     fn as_bytes(&self) -> &[u8] {
         // SAFETY: The first `len` bytes of `buf` are initialized (type invariant), and
-        // `MaybeUninit<[u8; ROW_MAX]>` has the layout of `[u8; ROW_MAX]`.
+        // `MaybeUninit<u8>` has the layout of `u8`.
         unsafe { core::slice::from_raw_parts(self.buf.as_ptr().cast::<u8>(), self.len) }
     }
 }
@@ -262,13 +319,15 @@ impl<'a> RowData<'a> {
     }
 }
 
-/// The width in characters of `s`: its length for the common ASCII string, tested a word at a
-/// time.
-fn chars(s: &str) -> usize {
-    if s.is_ascii() {
-        s.len()
-    } else {
-        s.chars().count()
+/// A name or an owner as a row shows it, and its width in characters: the bytes themselves if
+/// they are UTF-8 (tested a word at a time for the common ASCII string), else `?`.
+fn shown(b: &[u8]) -> (&[u8], usize) {
+    if b.is_ascii() {
+        return (b, b.len());
+    }
+    match core::str::from_utf8(b) {
+        Ok(s) => (b, s.chars().count()),
+        Err(_) => (b"?", 1),
     }
 }
 
@@ -288,11 +347,11 @@ fn write_type_row(out: &mut impl Sink, r: &RowData<'_>) -> Result {
     let in_use = s.in_use().max(0) as u64;
     // CAST: Clamped to be non-negative just before.
     let mem_use_kib = (s.mem_use().max(0) as u64).div_ceil(1024);
-    let name = core::str::from_utf8(r.name).unwrap_or("?");
-    let owner = core::str::from_utf8(r.owner).unwrap_or("?");
-    let mut buf = MaybeUninit::uninit();
+    let (name, name_chars) = shown(r.name);
+    let (owner, owner_chars) = shown(r.owner);
+    let mut buf = [MaybeUninit::uninit(); ROW_MAX];
     let mut row = Row::new(&mut buf);
-    row.right(13, chars(name), name.as_bytes());
+    row.right(13, name_chars, name);
     row.push(b" ");
     row.num(5, in_use);
     row.push(b" ");
@@ -312,19 +371,28 @@ fn write_type_row(out: &mut impl Sink, r: &RowData<'_>) -> Result {
         None => row.right(7, 1, b"-"),
     }
     row.push(b" ");
-    let sizes = s.size & (u64::MAX >> (64 - malloc_type::zone_sizes().len().clamp(1, 64)));
+    let zone_sizes = malloc_type::zone_sizes();
+    let mut sizes = s.size & (u64::MAX >> (64 - zone_sizes.len().clamp(1, 64)));
     if sizes == 0 {
-        row.push(owner.as_bytes());
+        row.push(owner);
     } else {
-        row.left(12, chars(owner), owner.as_bytes());
+        row.left(12, owner_chars, owner);
     }
-    let mut sep: &[u8] = b"  ";
-    for (i, &size) in malloc_type::zone_sizes().iter().enumerate() {
-        if s.size & (1u64 << i) != 0 {
-            row.push(sep);
+    // The classes of the set bits, lowest first: two spaces before the first, commas between.
+    let mut first = true;
+    while sizes != 0 {
+        // CAST: Below 64.
+        let i = sizes.trailing_zeros() as usize;
+        sizes &= sizes - 1;
+        if let Some(&size) = zone_sizes.get(i) {
+            if first {
+                row.push(b"  ");
+                first = false;
+            } else {
+                row.push(b",");
+            }
             // CAST: `usize` and `u64` have the same width on 64-bit kernels.
             row.num(0, size as u64);
-            sep = b",";
         }
     }
     row.push(b"\n");
@@ -621,6 +689,34 @@ mod tests {
         }
         v.push(b'\n', GFP_KERNEL)?;
         Ok(v)
+    }
+
+    /// A [`Row`] near its end: a piece that does not fit is cut at [`ROW_MAX`] (bytes and
+    /// padding) or left out (a number), and padding wider than a chunk is written whole.
+    #[test]
+    fn row_pieces_at_the_end_of_the_buffer() -> Result {
+        let mut buf = [MaybeUninit::uninit(); ROW_MAX];
+        let mut row = Row::new(&mut buf);
+        row.right(40, 1, b"x");
+        assert_eq!(row.as_bytes().len(), 40);
+        assert!(row.as_bytes()[..39].iter().all(|&c| c == b' '));
+        row.num(24, 1234567890123456789);
+        assert_eq!(&row.as_bytes()[40..], b"     1234567890123456789");
+        while row.as_bytes().len() + 8 < ROW_MAX {
+            row.push(b"abcdefgh");
+        }
+        // 504 bytes: 8 left, of which a 20-digit number does not fit and 10 spaces fill all.
+        row.num(0, u64::MAX);
+        assert_eq!(row.as_bytes().len(), ROW_MAX - 8);
+        row.push(b"12345");
+        row.spaces(10);
+        assert_eq!(row.as_bytes().len(), ROW_MAX);
+        assert_eq!(&row.as_bytes()[ROW_MAX - 8..], b"12345   ");
+        row.push(b"y");
+        row.spaces(1);
+        row.num(0, 0);
+        assert_eq!(row.as_bytes().len(), ROW_MAX);
+        Ok(())
     }
 
     #[test]
