@@ -9,7 +9,9 @@
 //! - `kbox`: `KBox`, the default Rust allocator (charged to "rust kmalloc");
 //! - `typed`: [`MallocType::malloc`] / [`MallocType::free`] of a type;
 //! - `typed_c`: `kmalloc_mt()`/`kfree_mt()` of a type, in C;
-//! - `typed_box`: `Box<_, TypedAlloc<_>>` of a type.
+//! - `typed_box`: `Box<_, TypedAlloc<_>>` of a type;
+//! - `floor`: `kmalloc()`/`kfree_size()` in C with FreeBSD's per-CPU counters and nothing
+//!   else, the least a typed pair can cost.
 //!
 //! and prints one line per measurement, for a script to collect:
 //!
@@ -71,6 +73,8 @@ extern "C" {
     fn malloc_type_bench_krealloc(size: usize, iters: u32) -> u64;
     #[cfg(CONFIG_MALLOC_TYPES)]
     fn malloc_type_bench_kmalloc_mt(size: usize, iters: u32) -> u64;
+    #[cfg(CONFIG_MALLOC_TYPES)]
+    fn malloc_type_bench_floor(size: usize, iters: u32) -> u64;
 }
 
 /// Runs `f` `n` times and returns the nanoseconds taken.
@@ -141,7 +145,7 @@ fn round(run: Run, small: u32, large: u32) -> Result {
     Ok(())
 }
 
-/// Measures the typed variants of the raw API, in Rust and in C, for one size.
+/// Measures the typed variants of the raw API, in Rust and in C, and the floor, for one size.
 #[cfg(CONFIG_MALLOC_TYPES)]
 fn typed(run: Run, size: usize, n: u32) -> Result {
     let ns = time(n, || {
@@ -158,6 +162,12 @@ fn typed(run: Run, size: usize, n: u32) -> Result {
         return Err(ENOMEM);
     }
     report(run, "typed_c", size, n, i64::try_from(ns)?);
+    // SAFETY: The C loop has no requirements.
+    let ns = unsafe { malloc_type_bench_floor(size, n) };
+    if ns == 0 {
+        return Err(ENOMEM);
+    }
+    report(run, "floor", size, n, i64::try_from(ns)?);
     Ok(())
 }
 

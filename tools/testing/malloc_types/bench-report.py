@@ -34,6 +34,7 @@ SCENARIOS = {
 }
 VARIANTS = [
     ("kmalloc", "0", "kmalloc/kfree"),
+    ("floor", "0", "floor: kmalloc/kfree + counters"),
     ("krealloc", "0", "krealloc(NULL)/kfree"),
     ("kbox", "0", "KBox (rust kmalloc)"),
     ("kbox", "6", "KBox, default_types=0"),
