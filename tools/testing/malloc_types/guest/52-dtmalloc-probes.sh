@@ -79,7 +79,9 @@ for bad in 'x:bogus' ':malloc' 'a_name_that_is_longer_than_31_bytes'; do
 done
 [ -z "$(cat $t/set_dtmalloc_probes)" ] || fail "a bad spec changed the selection"
 
-# --- dtmalloc -t selects, and deselects when it ends ----------------------
+# --- dtmalloc -t selects, and deselects when it ends -----------------------
+# The documentation's example, "dtmalloc -t trace_test --min 0 -c 6 -d 30",
+# with the load run once the watch has selected the type.
 dtmalloc -t trace_test --min 0 -c 6 -d 30 >/tmp/dt52.out 2>/tmp/dt52.err &
 pid=$!
 i=0
