@@ -23,4 +23,46 @@ fuzz_target!(|data: &[u8]| {
     for t in &list {
         let _ = (t.bytes(), t.count(), t.percpu_memalloced(usize::MAX));
     }
+    reorder(data);
 });
+
+/// Updates from the stream, then from its types in reverse order (the merge's hashed path),
+/// then in the first order again (in step): each update keeps every entry, and each entry its
+/// caller fields, as the same type (the same id and name).
+fn reorder(data: &[u8]) {
+    let Ok(s) = memstat::stream::parse_stream(data) else {
+        return;
+    };
+    // A name that decodes longer than a name field (invalid bytes become U+FFFD) is cut when
+    // written again, and is then another name.
+    if s.types
+        .iter()
+        .any(|t| t.name.len() >= memstat::stream::MAX_NAME)
+    {
+        return;
+    }
+    let mut list = memstat::MemoryTypeList::new();
+    list.update_malloc_bytes(data)
+        .expect("a stream that parses updates");
+    let first: Vec<(u64, String)> = list
+        .iter()
+        .map(|t| (t.id(), t.name().to_string()))
+        .collect();
+    for (i, t) in list.iter_mut().enumerate() {
+        t.set_caller_uint64(0, i as u64 + 1).expect("slot 0 exists");
+    }
+    let mut reversed = s.types.clone();
+    reversed.reverse();
+    for types in [&reversed, &s.types] {
+        let bytes = memstat::stream::write_stream(s.maxcpus, types);
+        list.update_malloc_bytes(&bytes)
+            .expect("a written stream updates");
+        assert_eq!(list.len(), first.len());
+        for t in &list {
+            let tag = t.caller_uint64(0).expect("slot 0 exists");
+            assert!(tag >= 1, "an entry lost its caller fields");
+            let (id, name) = &first[tag as usize - 1];
+            assert_eq!((t.id(), t.name()), (*id, name.as_str()));
+        }
+    }
+}
