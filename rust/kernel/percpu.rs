@@ -343,7 +343,10 @@ macro_rules! percpu_u64 {
 /// no lock and no atomic read-modify-write on a shared cache line. On x86_64 that instruction is
 /// inlined (a `%gs`-relative `add`, `inc` or `or`, with the field's offset `OFFSET` folded into
 /// its address, as FreeBSD's `zpcpu_add()` and the kernel's `this_cpu_*()` emit it); elsewhere
-/// the C helpers run it. Readers sum or inspect the copies.
+/// the C helpers run it. With `CONFIG_RUST_INLINE_HELPERS` the C helpers are inlined themselves,
+/// and `add` and `or` use them on x86_64 too: `this_cpu_add()` takes a value known at compile
+/// time as an immediate operand, where `asm!` has to load it into a register first. Readers sum
+/// or inspect the copies.
 ///
 /// # Invariants
 ///
@@ -370,7 +373,11 @@ impl<const OFFSET: usize> PerCpuU64<'_, OFFSET> {
     #[doc(alias("this_cpu_add"))]
     #[inline]
     pub fn add(self, val: u64) {
-        #[cfg(all(target_arch = "x86_64", not(CONFIG_UML)))]
+        #[cfg(all(
+            target_arch = "x86_64",
+            not(CONFIG_UML),
+            not(CONFIG_RUST_INLINE_HELPERS)
+        ))]
         // SAFETY: By the type invariant `self.base + OFFSET` is a valid `__percpu` `u64`
         // pointer, so `%gs:(base + OFFSET)` is the current CPU's copy; this is the one
         // instruction `this_cpu_add()` compiles to on x86_64, which preemption and interrupts
@@ -384,7 +391,11 @@ impl<const OFFSET: usize> PerCpuU64<'_, OFFSET> {
                 options(nostack),
             )
         };
-        #[cfg(not(all(target_arch = "x86_64", not(CONFIG_UML))))]
+        #[cfg(not(all(
+            target_arch = "x86_64",
+            not(CONFIG_UML),
+            not(CONFIG_RUST_INLINE_HELPERS)
+        )))]
         // SAFETY: By the type invariant `self.ptr()` is a valid `__percpu` `u64` pointer.
         unsafe {
             bindings::this_cpu_add_u64(self.ptr(), val)
@@ -421,7 +432,11 @@ impl<const OFFSET: usize> PerCpuU64<'_, OFFSET> {
     #[doc(alias("this_cpu_or"))]
     #[inline]
     pub fn or(self, val: u64) {
-        #[cfg(all(target_arch = "x86_64", not(CONFIG_UML)))]
+        #[cfg(all(
+            target_arch = "x86_64",
+            not(CONFIG_UML),
+            not(CONFIG_RUST_INLINE_HELPERS)
+        ))]
         // SAFETY: As in `add`, for the one instruction of `this_cpu_or()`.
         unsafe {
             core::arch::asm!(
@@ -432,7 +447,11 @@ impl<const OFFSET: usize> PerCpuU64<'_, OFFSET> {
                 options(nostack),
             )
         };
-        #[cfg(not(all(target_arch = "x86_64", not(CONFIG_UML))))]
+        #[cfg(not(all(
+            target_arch = "x86_64",
+            not(CONFIG_UML),
+            not(CONFIG_RUST_INLINE_HELPERS)
+        )))]
         // SAFETY: By the type invariant `self.ptr()` is a valid `__percpu` `u64` pointer.
         unsafe {
             bindings::this_cpu_or_u64(self.ptr(), val)
