@@ -205,14 +205,17 @@ impl<'a> Row<'a> {
         self.len += b.len();
     }
 
-    /// Appends what fits of `b`, which does not fit whole.
+    /// Appends what fits of `b`.
     #[cold]
     fn push_truncated(&mut self, b: &[u8]) {
-        for (slot, &c) in self.buf[self.len..].iter_mut().zip(b) {
+        // By the type invariant `len <= ROW_MAX`: this does not wrap.
+        let n = b.len().min(ROW_MAX - self.len);
+        for (slot, &c) in self.buf[self.len..self.len + n].iter_mut().zip(b) {
             slot.write(c);
         }
-        // INVARIANT: `b` is longer than the rest of `buf`, which was just written.
-        self.len = ROW_MAX;
+        // INVARIANT: The `n` bytes after the first `len` were just written, and
+        // `len + n <= ROW_MAX`.
+        self.len += n;
     }
 
     /// Appends `n` spaces.
