@@ -140,25 +140,38 @@ impl ZoneSizes {
 /// at a non-zero offset, so a file must be read in one call with a buffer large enough for all
 /// of it; `fs::read_to_string` starts with a short probe read and would see only its first 32
 /// bytes. The first read asks for [`SYSCTL_READ_FIRST`] bytes; a file that fills them is read
-/// again from offset 0 (`pread()`) with four times as many, up to [`SYSCTL_READ_MAX`]: the
+/// again from offset 0 (`pread()`) with four times as many, up to [`SYSCTL_READ_MAX`] (a pipe,
+/// which cannot be read at an offset, is read once with room for that many): the
 /// kernel allocates and zeroes a buffer of the size asked for on every read, so a 64 KiB read of
 /// a 60-byte value cost more than the rest of a `memstat` update at 100 types.
 ///
 /// Errors: the file's I/O error, or [`Error::DataError`] for a value of
 /// [`SYSCTL_READ_MAX`] bytes or more, or one that is not UTF-8.
 pub fn read_sysctl(path: &Path) -> Result<String> {
+    use std::io::Read;
     use std::os::unix::fs::FileExt;
-    let f = fs::File::open(path).map_err(|e| Error::from_io(path, e))?;
+    let mut f = fs::File::open(path).map_err(|e| Error::from_io(path, e))?;
     let mut len = SYSCTL_READ_FIRST;
+    let mut seekable = true;
     let mut buf = Vec::new();
     loop {
         buf.resize(len, 0);
-        let n = loop {
-            match f.read_at(&mut buf, 0) {
-                Ok(n) => break n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(Error::from_io(path, e)),
+        let r = if seekable {
+            f.read_at(&mut buf, 0)
+        } else {
+            f.read(&mut buf)
+        };
+        let n = match r {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            // Not a file that can be read at an offset (a pipe): one read of all there is room
+            // for, since it cannot be read again.
+            Err(e) if seekable && e.raw_os_error() == Some(libc::ESPIPE) => {
+                seekable = false;
+                len = SYSCTL_READ_MAX;
+                continue;
             }
+            Err(e) => return Err(Error::from_io(path, e)),
         };
         if n < len {
             buf.truncate(n);
@@ -176,7 +189,8 @@ pub fn read_sysctl(path: &Path) -> Result<String> {
     String::from_utf8(buf).map_err(|_| Error::data(format!("{}: not text", path.display())))
 }
 
-/// The bytes [`read_sysctl`] asks for first: room for a zone table of 64 sizes of 7 digits.
+/// The bytes [`read_sysctl`] asks for first: more than a zone table takes (13 sizes in 60 bytes on
+/// x86_64 with 4 KiB pages; 64 sizes of up to 6 digits would fit).
 pub const SYSCTL_READ_FIRST: usize = 512;
 /// The most bytes [`read_sysctl`] reads: a value this long or longer is refused.
 pub const SYSCTL_READ_MAX: usize = 64 * 1024;

@@ -404,4 +404,15 @@ fn sysctl_values_of_every_size() {
     let e = read_sysctl(&p).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::DataError);
     assert!(e.to_string().contains("larger than 65536 bytes"), "{e}");
+    // A pipe cannot be read at an offset: it is read once.
+    let fifo = d.join("fifo");
+    let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: `c` is a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let writer = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::write(fifo, "8 16 32\n").unwrap())
+    };
+    assert_eq!(read_sysctl(&fifo).unwrap(), "8 16 32\n");
+    writer.join().unwrap();
 }
