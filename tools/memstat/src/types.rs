@@ -113,9 +113,7 @@ impl MallocRecord for RawType<'_> {
     fn is_named(&self, name: &str) -> bool {
         // Equal bytes are the whole test for a valid name; a name that is not UTF-8 is stored
         // decoded, with U+FFFD in place of what was not.
-        same_bytes(self.name, name.as_bytes())
-            || (std::str::from_utf8(self.name).is_err()
-                && String::from_utf8_lossy(self.name) == name)
+        same_bytes(self.name, name.as_bytes()) || stream::decode(self.name) == name
     }
     fn load_into(&self, t: &mut MemoryType) {
         t.load_malloc_raw(self);
