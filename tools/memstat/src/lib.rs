@@ -56,6 +56,7 @@ pub mod openmetrics;
 pub mod report;
 pub mod slab;
 pub mod stream;
+pub mod text;
 pub mod trace;
 pub mod types;
 pub mod zones;
