@@ -27,7 +27,10 @@ const NAME_TEXTS: &[(&[u8], &[u8])] = &[
     (b"a\n", b"a\\012"),
     (b"del\x7f", b"del\\177"),
     (b"\x01", b"\\001"),
-    (b"~!\"#$%&'()*+,-./:;<=>?@[]^_`{|}", b"~!\"#$%&'()*+,-./:;<=>?@[]^_`{|}"),
+    (
+        b"~!\"#$%&'()*+,-./:;<=>?@[]^_`{|}",
+        b"~!\"#$%&'()*+,-./:;<=>?@[]^_`{|}",
+    ),
     // "à la carte": 'à' is c3 a0.
     (b"\xc3\xa0 la carte", b"\\303\\240 la carte"),
     // U+202E (right-to-left override, e2 80 ae) would reverse the rest of a terminal's line.
