@@ -18,7 +18,11 @@
 #include <linux/string.h>
 #include <linux/vmalloc.h>
 
+#include "malloc_type_c_test.h"
+
 MALLOC_DEFINE(M_KUNIT_C, "kunit c api", "KUnit: the C API of malloc types");
+/* FreeBSD's idiom for a type of one file. */
+static MALLOC_DEFINE(M_KUNIT_C_STATIC, "kunit c static", "KUnit: a static type");
 MALLOC_DEFINE(M_KUNIT_C_REALLOC, "kunit c realloc", "KUnit: krealloc_mt()");
 MALLOC_DEFINE(M_KUNIT_C_KV, "kunit c kvmalloc", "KUnit: kvmalloc_mt()");
 MALLOC_DEFINE(M_KUNIT_C_FAIL, "kunit c failure", "KUnit: failures change nothing");
@@ -307,8 +311,39 @@ static void zones_from_c(struct kunit *test)
 	}
 }
 
+/*
+ * The ways FreeBSD code places its types: a static type of this file, and a
+ * type defined in another file and declared in a header, allocated with
+ * from both files into one set of counters.
+ */
+static void static_and_shared_types(struct kunit *test)
+{
+	void *a, *b;
+
+	KUNIT_EXPECT_STREQ(test, M_KUNIT_C_STATIC->ks_shortdesc, "kunit c static");
+	KUNIT_EXPECT_NOT_NULL(test, READ_ONCE(M_KUNIT_C_STATIC->ks_mti.mti_stats));
+	a = kmalloc_mt(100, GFP_KERNEL, M_KUNIT_C_STATIC);
+	KUNIT_ASSERT_NOT_NULL(test, a);
+	expect_stats(test, M_KUNIT_C_STATIC, kmalloc_size_roundup(100), 0, 1, 0);
+	kfree_mt(a, M_KUNIT_C_STATIC);
+	expect_stats(test, M_KUNIT_C_STATIC, kmalloc_size_roundup(100),
+		     kmalloc_size_roundup(100), 1, 1);
+
+	KUNIT_EXPECT_NOT_NULL(test, READ_ONCE(M_KUNIT_C_SHARED->ks_mti.mti_stats));
+	a = malloc_type_c_test_shared_alloc(10);
+	KUNIT_ASSERT_NOT_NULL(test, a);
+	b = kmalloc_mt(200, GFP_KERNEL, M_KUNIT_C_SHARED);
+	KUNIT_ASSERT_NOT_NULL(test, b);
+	expect_stats(test, M_KUNIT_C_SHARED,
+		     kmalloc_size_roundup(10) + kmalloc_size_roundup(200), 0, 2, 0);
+	kfree_mt(a, M_KUNIT_C_SHARED);
+	kfree_mt(b, M_KUNIT_C_SHARED);
+	KUNIT_EXPECT_EQ(test, mt_mem_use(M_KUNIT_C_SHARED), 0);
+}
+
 static struct kunit_case malloc_type_c_cases[] = {
 	KUNIT_CASE(malloc_define_registers),
+	KUNIT_CASE(static_and_shared_types),
 	KUNIT_CASE(kmalloc_kzalloc_kfree),
 	KUNIT_CASE(zero_size_and_null),
 	KUNIT_CASE(arrays_and_overflow),

@@ -142,24 +142,34 @@ struct malloc_type {
  * registered with no call from its owner: at boot in vmlinux, when the
  * module loads in a module; a module's types are removed when it unloads,
  * with a warning for a type that still has memory allocated. Use it at file
- * scope, once per type; other files name the type after MALLOC_DECLARE().
+ * scope, once per type, and the type is placed and shared as FreeBSD code
+ * places and shares its types:
+ *
+ * - static MALLOC_DEFINE(M_FOO, ...): a type of one file (the expansion
+ *   starts with the definition of @type, so a storage class before the
+ *   macro applies to it);
+ * - MALLOC_DEFINE() in one file and MALLOC_DECLARE() in a header: a type
+ *   shared by the files of a module (or of vmlinux);
+ * - and EXPORT_SYMBOL_GPL(M_FOO) after the definition: a type that other
+ *   modules allocate with (they then depend on the defining module, which
+ *   cannot unload while they are loaded, as with any exported symbol).
  *
  * Example::
  *
- *	MALLOC_DEFINE(M_FOO, "foo bar", "FooBar subsystem");
+ *	static MALLOC_DEFINE(M_FOO, "foo bar", "FooBar subsystem");
  *
  *	struct foo *f = kzalloc_mt(sizeof(*f), GFP_KERNEL, M_FOO);
  *	...
  *	kfree_mt(f, M_FOO);
  */
 #define MALLOC_DEFINE(type, shortdesc, longdesc)			\
-	static_assert(sizeof("" shortdesc) >= 2 &&			\
-		      sizeof("" shortdesc) <= MALLOC_TYPE_NAME_MAX + 1,	\
-		      "malloc type name must be 1 to 31 bytes");	\
 	struct malloc_type type[1] = { {				\
 		.ks_shortdesc = "" shortdesc,				\
 		.ks_longdesc = "" longdesc,				\
 	} };								\
+	static_assert(sizeof("" shortdesc) >= 2 &&			\
+		      sizeof("" shortdesc) <= MALLOC_TYPE_NAME_MAX + 1,	\
+		      "malloc type name must be 1 to 31 bytes");	\
 	__MALLOC_TYPE_ENTRY(type)
 
 /**

@@ -1,7 +1,8 @@
 #!/bin/sh
 # The C API: the C sample module (MALLOC_DEFINE() and kmalloc_mt() and
 # friends) shows its types with exact rows in /proc/malloc_types and in
-# memstat, fires exact dtmalloc events, and warns of its leak at unload; and
+# memstat, fires exact dtmalloc events, shares a type with another module,
+# and warns of its leak at unload; and
 # the C subsystems charged to their own types carry real traffic: every pipe
 # the shell makes is charged to "pipe" and balanced once it is closed.
 name=62-c-api
@@ -32,6 +33,18 @@ echo "$r" | grep -qE '^ *c sample buf +3 +7K +6 +16,256,512,1024,2048,4096$' ||
 got=$(grep -v '^#' $inst/trace | sed -E 's/^.*: (malloc|free): probe=c_sample_buf size=([0-9]+) .*$/\1 \2/' | sort | tr '\n' ' ')
 [ "$got" = "free 1024 free 16 free 256 malloc 1024 malloc 16 malloc 2048 malloc 256 malloc 4096 malloc 512 " ] ||
 	fail "dtmalloc events of the C sample: '$got'"
+# Another module allocates with the exported type: one 512-byte block more
+# of "c sample buf", still owned by malloc_types_sample, which cannot go
+# while the other module uses its type.
+insmod /lib/modules/malloc_types_sample_user.ko || fail "insmod malloc_types_sample_user"
+r=$(grep '^ c sample buf ' $types)
+[ "$r" = " c sample buf     4     7K        7    0     0       - malloc_types_sample  16,256,512,1024,2048,4096" ] ||
+	fail "c sample buf row with the user module: '$r'"
+rmmod malloc_types_sample 2>/dev/null && fail "malloc_types_sample unloaded while its type is used"
+rmmod malloc_types_sample_user || fail "rmmod malloc_types_sample_user"
+r=$(grep '^ c sample buf ' $types)
+[ "$r" = " c sample buf     3     7K        7    0     0       - malloc_types_sample  16,256,512,1024,2048,4096" ] ||
+	fail "c sample buf row after the user module: '$r'"
 rmmod malloc_types_sample || fail "rmmod malloc_types_sample"
 msg='Warning: memory type c sample leak leaked memory on destroy (3 allocations, 768 bytes leaked).'
 [ "$(dmesg | grep -cF "$msg")" = 1 ] || fail "no leak warning '$msg'"

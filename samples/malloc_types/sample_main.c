@@ -4,10 +4,14 @@
  *
  * Defines two malloc types with MALLOC_DEFINE() and allocates with each
  * function of the C API: kzalloc_mt(), kmalloc_mt() then krealloc_mt(),
- * kmalloc_array_mt(), kcalloc_mt() and kvzalloc_mt(). Some blocks live until
- * the module is unloaded; with leak=N the module leaks N more blocks of 256
- * bytes of "c sample leak" on purpose, so that unloading it shows the
- * kernel's warning:
+ * kmalloc_array_mt(), kcalloc_mt() and kvzalloc_mt(). The types are placed
+ * as FreeBSD code places them: "c sample leak" is a static type of this
+ * file; "c sample buf" is shared with the other file of the module
+ * (sample_table.c, through MALLOC_DECLARE() in malloc_types_sample.h) and
+ * exported for other modules (malloc_types_sample_user.c). Some blocks live
+ * until the module is unloaded; with leak=N the module leaks N more blocks
+ * of 256 bytes of "c sample leak" on purpose, so that unloading it shows
+ * the kernel's warning:
  *
  *   Warning: memory type c sample leak leaked memory on destroy
  *   (N allocations, 256*N bytes leaked).
@@ -21,8 +25,11 @@
 #include <linux/module.h>
 #include <linux/slab.h>
 
+#include "malloc_types_sample.h"
+
 MALLOC_DEFINE(M_C_SAMPLE_BUF, "c sample buf", "Buffers of the C malloc types sample");
-MALLOC_DEFINE(M_C_SAMPLE_LEAK, "c sample leak", "Blocks the C sample leaks on purpose");
+EXPORT_SYMBOL_GPL(M_C_SAMPLE_BUF);
+static MALLOC_DEFINE(M_C_SAMPLE_LEAK, "c sample leak", "Blocks the C sample leaks on purpose");
 
 static unsigned int leak;
 module_param(leak, uint, 0444);
@@ -31,7 +38,6 @@ MODULE_PARM_DESC(leak, "Blocks of 256 bytes to leak on purpose, shown at unload 
 /* Kept until unload. */
 static u8 *buf;		/* kmalloc_mt(1024), grown to 4096 with krealloc_mt() */
 static u64 *array;	/* kmalloc_array_mt(64, sizeof(u64)): 512 bytes */
-static u8 *table;	/* kvzalloc_mt(2000): kmalloc, 2048 bytes */
 
 static int __init malloc_types_sample_init(void)
 {
@@ -59,8 +65,7 @@ static int __init malloc_types_sample_init(void)
 	array = kmalloc_array_mt(64, sizeof(*array), GFP_KERNEL, M_C_SAMPLE_BUF);
 	if (!array)
 		goto out_buf;
-	table = kvzalloc_mt(2000, GFP_KERNEL, M_C_SAMPLE_BUF);
-	if (!table)
+	if (sample_table_create())
 		goto out_array;
 
 	for (i = 0; i < min(leak, 1000U); i++) {
@@ -80,7 +85,7 @@ out_buf:
 
 static void __exit malloc_types_sample_exit(void)
 {
-	kvfree_mt(table, M_C_SAMPLE_BUF);
+	sample_table_destroy();
 	kfree_mt(array, M_C_SAMPLE_BUF);
 	kfree_mt(buf, M_C_SAMPLE_BUF);
 }
