@@ -38,6 +38,7 @@
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/string_helpers.h>
 #include <linux/vmalloc.h>
 #include <linux/vmcore_info.h>
 
@@ -288,6 +289,83 @@ void malloc_type_probe_name(char *name)
 }
 EXPORT_SYMBOL_GPL(malloc_type_probe_name);
 
+/**
+ * malloc_type_name_text() - write a type's name in its text form
+ * @buf: where the text goes, NUL-terminated.
+ * @size: the size of @buf, at least 1; MALLOC_TYPE_TEXT_MAX + 1 holds the
+ *	text of any name or probe name.
+ * @name: the name's bytes, any of them.
+ * @len: their number.
+ *
+ * A name is bytes, and a newline, an escape sequence or a bidirectional
+ * override in one would split a line, forge a row of a table or take over a
+ * terminal. Every text output writes a name in this form instead: each byte
+ * that is not printable ASCII (below 0x20, 0x7f and above) and each
+ * backslash as a backslash and three octal digits, every other byte as it
+ * is, as seq_escape() writes the paths of /proc/mounts. Two names never
+ * have the same text, and the text is printable ASCII. The tools write names
+ * the same way (rust/kernel/malloc_type/name_text.rs is the test vector the
+ * kernel and the tools share). Any context.
+ *
+ * Return: the length of the text written, without the NUL (cut to fit
+ * @size).
+ */
+size_t malloc_type_name_text(char *buf, size_t size, const char *name,
+			     size_t len)
+{
+	int n = string_escape_mem(name, len, buf, size - 1,
+				  ESCAPE_OCTAL | ESCAPE_NAP | ESCAPE_APPEND,
+				  "\\");
+
+	n = min_t(size_t, n, size - 1);
+	buf[n] = '\0';
+	return n;
+}
+EXPORT_SYMBOL_GPL(malloc_type_name_text);
+
+/*
+ * Sets the text forms of a type being registered, its probe name already
+ * computed: the name and probe name themselves when no byte needs
+ * escaping (the common case), else one copy holding both.
+ */
+static int malloc_type_texts_init(struct malloc_type *mtp)
+{
+	struct malloc_type_internal *mti = &mtp->ks_mti;
+	size_t len = strnlen(mtp->ks_shortdesc, MALLOC_TYPE_NAME_MAX);
+	char text[MALLOC_TYPE_TEXT_MAX + 1];
+	size_t n = malloc_type_name_text(text, sizeof(text), mtp->ks_shortdesc,
+					 len);
+	char *buf;
+
+	if (n == len) {
+		/* Every byte stands for itself. */
+		mti->mti_nametext = mtp->ks_shortdesc;
+		mti->mti_probetext = mti->mti_probename;
+		return 0;
+	}
+	/* The probe name's text is at most as long: white space becomes '_'. */
+	buf = kmalloc(2 * (n + 1), GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	memcpy(buf, text, n + 1);
+	malloc_type_name_text(buf + n + 1, n + 1, mti->mti_probename,
+			      strlen(mti->mti_probename));
+	mti->mti_nametext = buf;
+	mti->mti_probetext = buf + n + 1;
+	return 0;
+}
+
+/* Frees what malloc_type_texts_init() allocated. */
+static void malloc_type_texts_free(struct malloc_type *mtp)
+{
+	struct malloc_type_internal *mti = &mtp->ks_mti;
+
+	if (mti->mti_nametext != mtp->ks_shortdesc)
+		kfree(mti->mti_nametext);
+	mti->mti_nametext = NULL;
+	mti->mti_probetext = NULL;
+}
+
 /*
  * Selection files: tracefs's set_dtmalloc_probes (mm/malloc_type_probes.c)
  * and /proc/malloc_types_peak (mm/malloc_type_peak.c) each hold a list of
@@ -442,9 +520,15 @@ static int malloc_type_register(struct malloc_type *mtp, struct module *mod)
 
 	if (WARN_ON_ONCE(READ_ONCE(mti->mti_stats)))
 		return -EBUSY;
-	stats = alloc_percpu(struct malloc_type_stats);
-	if (!stats)
+	strscpy(mti->mti_probename, mtp->ks_shortdesc);
+	malloc_type_probe_name(mti->mti_probename);
+	if (malloc_type_texts_init(mtp))
 		return -ENOMEM;
+	stats = alloc_percpu(struct malloc_type_stats);
+	if (!stats) {
+		malloc_type_texts_free(mtp);
+		return -ENOMEM;
+	}
 
 	memset(mti->mti_probes, 0, sizeof(mti->mti_probes));
 	WRITE_ONCE(mti->mti_events, 0);
@@ -455,8 +539,6 @@ static int malloc_type_register(struct malloc_type *mtp, struct module *mod)
 	/* The module's name lives as long as its types are registered. */
 	WRITE_ONCE(mti->mti_owner, mod ? mod->name : "vmlinux");
 	WRITE_ONCE(mti->mti_id, malloc_type_next_id++);
-	strscpy(mti->mti_probename, mtp->ks_shortdesc);
-	malloc_type_probe_name(mti->mti_probename);
 	malloc_type_probes_apply(mtp);
 	malloc_type_peak_register(mtp);
 	/* Publish the statistics last: their presence means "registered". */
@@ -514,8 +596,9 @@ static void malloc_type_destroy(struct malloc_type *mtp,
 	}
 	if (allocs > 0 || bytes > 0)
 		pr_warn("Warning: memory type %s leaked memory on destroy (%ld allocations, %ld bytes leaked).\n",
-			mtp->ks_shortdesc, allocs, bytes);
+			mtp->ks_mti.mti_nametext, allocs, bytes);
 	free_percpu(stats);
+	malloc_type_texts_free(mtp);
 }
 #endif /* CONFIG_MODULES */
 
@@ -759,9 +842,15 @@ static int __init malloc_type_init(void)
 	for (p = __start___malloc_types_ptrs; p < __stop___malloc_types_ptrs;
 	     p++) {
 		ret = malloc_type_register(*p, NULL);
-		if (ret)
-			pr_warn("cannot register type %s: %d\n",
-				(*p)->ks_shortdesc, ret);
+		if (ret) {
+			char text[MALLOC_TYPE_TEXT_MAX + 1];
+
+			malloc_type_name_text(text, sizeof(text),
+					      (*p)->ks_shortdesc,
+					      strnlen((*p)->ks_shortdesc,
+						      MALLOC_TYPE_NAME_MAX));
+			pr_warn("cannot register type %s: %d\n", text, ret);
+		}
 	}
 	mutex_unlock(&malloc_type_mutex);
 

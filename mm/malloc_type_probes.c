@@ -17,8 +17,8 @@
  * Files, in the root of tracefs:
  *
  *   dtmalloc_probes      the probes, as "dtrace -l -P dtmalloc" lists them:
- *                        ID, PROVIDER, MODULE, FUNCTION (the probe name),
- *                        NAME (malloc or free). Read only.
+ *                        ID, PROVIDER, MODULE, FUNCTION (the probe name, in
+ *                        its text form), NAME (malloc or free). Read only.
  *   set_dtmalloc_probes  the selection, one spec per line: PATTERN,
  *                        PATTERN:malloc or PATTERN:free, PATTERN a probe
  *                        name or a glob of one (glob_match()). Writing
@@ -262,10 +262,10 @@ static int list_probes_one(struct malloc_type *mtp, void *arg)
 
 	seq_printf(m, "%5u %10s %20s %32s %s\n",
 		   dtmalloc_probe_id(id, DTMALLOC_PROBE_MALLOC), "dtmalloc", "",
-		   mtp->ks_mti.mti_probename, "malloc");
+		   mtp->ks_mti.mti_probetext, "malloc");
 	seq_printf(m, "%5u %10s %20s %32s %s\n",
 		   dtmalloc_probe_id(id, DTMALLOC_PROBE_FREE), "dtmalloc", "",
-		   mtp->ks_mti.mti_probename, "free");
+		   mtp->ks_mti.mti_probetext, "free");
 	return 0;
 }
 

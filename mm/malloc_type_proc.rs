@@ -150,9 +150,9 @@ fn write_types_header(out: &mut impl Write) -> fmt::Result {
     )
 }
 
-/// The longest row of `/proc/malloc_types`: a name of [`malloc_type::NAME_MAX`] bytes, the
-/// columns with 20-digit counters, an owner of [`malloc_type::OWNER_MAX`] bytes, and every size
-/// class.
+/// The longest row of `/proc/malloc_types`: the text form of a name of [`malloc_type::NAME_MAX`]
+/// bytes (four bytes each, 124), the columns with 20-digit counters, an owner of
+/// [`malloc_type::OWNER_MAX`] bytes, and every size class: about 400 bytes.
 const ROW_MAX: usize = 512;
 
 /// A row of `/proc/malloc_types`, built in a stack buffer so that it reaches the seq_file in
@@ -297,7 +297,7 @@ impl<'a> Row<'a> {
 
 /// What a row of `/proc/malloc_types` shows of a type.
 struct RowData<'a> {
-    /// The name (`ks_shortdesc`).
+    /// The text form of the name (`MallocType::name_text`): printable ASCII.
     name: &'a [u8],
     /// The zone (`mti_zone`).
     zone: u32,
@@ -313,7 +313,7 @@ impl<'a> RowData<'a> {
     /// The row of registered type `t`.
     fn of(t: &'a MallocType) -> Self {
         Self {
-            name: t.name().to_bytes(),
+            name: t.name_text().to_bytes(),
             zone: t.zone(),
             owner: t.owner().to_bytes(),
             peak: t.peak(),
@@ -322,8 +322,8 @@ impl<'a> RowData<'a> {
     }
 }
 
-/// A name or an owner as a row shows it, and its width in characters: the bytes themselves if
-/// they are UTF-8 (tested a word at a time for the common ASCII string), else `?`.
+/// An owner as a row shows it, and its width in characters: the bytes themselves if they are
+/// UTF-8 (tested a word at a time for the common ASCII string), else `?`.
 fn shown(b: &[u8]) -> (&[u8], usize) {
     if b.is_ascii() {
         return (b, b.len());
@@ -343,18 +343,18 @@ fn shown(b: &[u8]) -> (&[u8], usize) {
 /// is the module that defines the type, or `vmlinux`. Size(s) lists the kmalloc size classes
 /// the type has used, comma-separated, after the owner padded to 12 characters and two spaces;
 /// a type that has used none ends its row at the owner, so that no row ends in white space. The
-/// name is right-aligned in 13 characters (a name or owner that is not UTF-8 shows as `?`).
+/// name, in its text form, is right-aligned in 13 characters (an owner that is not UTF-8 shows
+/// as `?`).
 fn write_type_row(out: &mut impl Sink, r: &RowData<'_>) -> Result {
     let s = &r.stats;
     // CAST: Clamped to be non-negative.
     let in_use = s.in_use().max(0) as u64;
     // CAST: Clamped to be non-negative just before.
     let mem_use_kib = (s.mem_use().max(0) as u64).div_ceil(1024);
-    let (name, name_chars) = shown(r.name);
     let (owner, owner_chars) = shown(r.owner);
     let mut buf = [MaybeUninit::uninit(); ROW_MAX];
     let mut row = Row::new(&mut buf);
-    row.right(13, name_chars, name);
+    row.right(13, r.name.len(), r.name);
     row.push(b" ");
     row.num(5, in_use);
     row.push(b" ");
@@ -808,20 +808,29 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(
-            &row("caf\u{e9}".as_bytes(), 15, &s)?[..],
+            &row(b"caf\\303\\251", 15, &s)?[..],
             &with_sizes(
                 concat!(
-                    "         caf\u{e9} 9223372036854775807 9007199254740992K 9223372036854775807",
+                    "  caf\\303\\251 9223372036854775807 9007199254740992K 9223372036854775807",
                     "   15     0       - vmlinux     "
                 )
                 .as_bytes(),
                 s.size
             )?[..]
         );
-        assert_eq!(
-            &row(b"\xff", 0, &Stats::default())?[..],
-            b"            ?     0     0K        0    0     0       - vmlinux\n"
-        );
+        Ok(())
+    }
+
+    /// A name with a newline, an escape sequence and a backslash is one row of printable ASCII:
+    /// its text form, which the tools write the same way (`name_text.rs`).
+    #[test]
+    fn hostile_name_is_one_row() -> Result {
+        kernel::malloc_define!(M_ROW_HOSTILE, "nl\nrow 0 0 0\x1b[2J\\n", "A hostile name");
+        let row = row_of(&RowData::of(&M_ROW_HOSTILE))?;
+        let text = b"nl\\012row 0 0 0\\033[2J\\134n ";
+        assert_eq!(&row[..text.len()], text);
+        assert_eq!(row.iter().position(|&c| c == b'\n'), Some(row.len() - 1));
+        assert!(row[..row.len() - 1].iter().all(|c| (0x20..0x7f).contains(c)));
         Ok(())
     }
 

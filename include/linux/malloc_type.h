@@ -38,6 +38,12 @@
 /* Longest short description (type name), in bytes, without the NUL. */
 #define MALLOC_TYPE_NAME_MAX		(MALLOC_MAX_NAME - 1)
 
+/*
+ * Longest text form of a name (each byte written as a backslash and three
+ * octal digits, malloc_type_name_text()), in bytes, without the NUL.
+ */
+#define MALLOC_TYPE_TEXT_MAX		(4 * MALLOC_TYPE_NAME_MAX)
+
 /* Largest number of zones malloc_types.numzones= accepts. */
 #define MALLOC_TYPE_MAX_ZONES		16
 
@@ -67,7 +73,13 @@
  * @mti_list: link in the registry, protected by the registry mutex.
  * @mti_probename: the probe name (the name with each ASCII white-space
  *	character replaced by '_', malloc_type_probe_name()), computed once at
- *	registration for the dtmalloc events and the probe list.
+ *	registration; the selection files' patterns match it.
+ * @mti_nametext: the text form of the name (malloc_type_name_text()), what
+ *	every text output shows: the name itself when no byte of it needs
+ *	escaping, else a copy made at registration.
+ * @mti_probetext: the text form of the probe name, as the dtmalloc events
+ *	and the probe list show it: @mti_probename itself when the name needs
+ *	no escaping, else a copy made with @mti_nametext's.
  * @mti_events: one word for the accounting's test of the type, behind the
  *	static keys of struct malloc_type_events: bit DTMALLOC_PROBE_MALLOC
  *	(or _FREE) while that probe is selected on its own (as @mti_probes[]),
@@ -98,6 +110,8 @@ struct malloc_type_internal {
 	u64				mti_id;
 	struct list_head		mti_list;
 	char				mti_probename[MALLOC_MAX_NAME];
+	const char			*mti_nametext;
+	const char			*mti_probetext;
 	unsigned long			mti_events;
 	const char			*mti_owner;
 	atomic64_t			mti_in_use;
@@ -154,6 +168,9 @@ struct malloc_type {
  *   modules allocate with (they then depend on the defining module, which
  *   cannot unload while they are loaded, as with any exported symbol).
  *
+ * The name may hold any bytes: text outputs write it in its text form
+ * (see malloc_type_name_text()).
+ *
  * Example::
  *
  *	static MALLOC_DEFINE(M_FOO, "foo bar", "FooBar subsystem");
@@ -192,6 +209,8 @@ unsigned int malloc_type_zone_for_name(const char *name,
 void *malloc_type_zone_alloc(const struct malloc_type *mtp, size_t size,
 			     gfp_t flags, int node);
 void malloc_type_probe_name(char *name);
+size_t malloc_type_name_text(char *buf, size_t size, const char *name,
+			     size_t len);
 /**
  * struct dtmalloc_selection - whether a per-type probe selection is in force
  * @key: on while tracefs's set_dtmalloc_probes is not empty: the dtmalloc

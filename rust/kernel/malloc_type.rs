@@ -200,6 +200,32 @@ impl MallocType {
         unsafe { CStr::from_char_ptr((*self.as_raw()).ks_shortdesc) }
     }
 
+    /// Returns the text form of the type's name, as every text output shows it: each byte that
+    /// is not printable ASCII, and each backslash, as a backslash and three octal digits
+    /// (`malloc_type_name_text()`); an empty string while the type is not registered.
+    ///
+    /// # Context
+    ///
+    /// Any context, while the type stays registered (the registry frees the text of a type it
+    /// unregisters).
+    pub fn name_text(&self) -> &CStr {
+        // SAFETY: The field is valid and aligned; the registry stores it before it publishes the
+        // statistics and clears it only after unregistering the type.
+        // ORDERING: Relaxed, as in `zone`.
+        let p = unsafe {
+            atomic_load(
+                ptr::addr_of_mut!((*self.as_raw()).ks_mti.mti_nametext),
+                Relaxed,
+            )
+        };
+        if p.is_null() {
+            return c"";
+        }
+        // SAFETY: A non-null `mti_nametext` is `ks_shortdesc` or a string the registry made,
+        // which lives while the type is registered (the caller keeps it so).
+        unsafe { CStr::from_char_ptr(p) }
+    }
+
     /// Returns the type's long description (`ks_longdesc`).
     ///
     /// # Context

@@ -17,9 +17,12 @@
  * The recorded event holds the type's name, its probe name (the name with
  * every ASCII white-space character replaced by '_', as dtmalloc(4) names
  * its probes: "foo bar" fires as probe "foo_bar"; see
- * malloc_type_probe_name(), computed once when the type registers:
- * mtip->mti_probename), the size and zindx. Filters can use all four
- * fields: echo 'probe == "foo_bar"' > .../filter
+ * malloc_type_probe_name()), the size and zindx. The name and the probe
+ * name are recorded in their text forms (malloc_type_name_text(): each byte
+ * that is not printable ASCII, and each backslash, as \NNN), computed once
+ * when the type registers (mtip->mti_nametext, mtip->mti_probetext), so
+ * that an event is always one line of printable text. Filters can use all
+ * four fields: echo 'probe == "foo_bar"' > .../filter
  *
  * Per-type probes, as dtmalloc(4) has them: while tracefs's
  * set_dtmalloc_probes names probes, the events fire only for those (see
@@ -42,8 +45,8 @@ DECLARE_EVENT_CLASS(dtmalloc,
 	TP_ARGS(mtp, mtip, mtsp, size, zindx),
 
 	TP_STRUCT__entry(
-		__string(name, mtp->ks_shortdesc)
-		__string(probe, mtip->mti_probename)
+		__string(name, mtip->mti_nametext)
+		__string(probe, mtip->mti_probetext)
 		__field(unsigned long, size)
 		__field(int, zindx)
 	),

@@ -290,8 +290,13 @@ pub(super) unsafe fn fire(
 #[macros::kunit_tests(rust_malloc_type_trace)]
 mod tests {
     use super::*;
+    use crate::str::{
+        CStr,
+        CStrExt as _, //
+    };
 
     include!("probe_names.rs");
+    include!("name_text.rs");
 
     /// The probe name the `dtmalloc` events record for a type called `name`.
     fn probe_name(name: &[u8], buf: &mut [u8; 64]) -> usize {
@@ -301,6 +306,65 @@ mod tests {
         // SAFETY: `buf` holds a NUL-terminated string, which the function changes in place.
         unsafe { bindings::malloc_type_probe_name(buf.as_mut_ptr().cast()) };
         n
+    }
+
+    /// The longest text form of a name: each of its bytes as `\NNN`.
+    const TEXT_MAX: usize = 4 * crate::malloc_type::NAME_MAX;
+
+    /// The text form of `name`, as every text output of the kernel writes it.
+    fn name_text(name: &[u8], buf: &mut [u8; TEXT_MAX + 1]) -> usize {
+        // SAFETY: `buf` is valid for writes of its length, `name` for reads of its length.
+        unsafe {
+            bindings::malloc_type_name_text(
+                buf.as_mut_ptr().cast(),
+                buf.len(),
+                name.as_ptr().cast(),
+                name.len(),
+            )
+        }
+    }
+
+    #[test]
+    fn name_texts() {
+        // The shared vector: the same names and texts as memstat's tests.
+        for &(name, text) in NAME_TEXTS {
+            let mut buf = [0u8; TEXT_MAX + 1];
+            let n = name_text(name, &mut buf);
+            assert_eq!(&buf[..n], text);
+            assert_eq!(buf[n], 0);
+        }
+        // Every byte on its own: printable ASCII but the backslash stays, the rest is escaped.
+        for b in 0..=255u8 {
+            let mut buf = [0u8; TEXT_MAX + 1];
+            let n = name_text(&[b], &mut buf);
+            let plain = (0x20..0x7f).contains(&b) && b != b'\\';
+            assert_eq!(n, if plain { 1 } else { 4 });
+        }
+        // The longest name: 31 bytes that all need escaping fill the text's maximum exactly.
+        let name = [0xffu8; crate::malloc_type::NAME_MAX];
+        let mut buf = [0u8; TEXT_MAX + 1];
+        assert_eq!(name_text(&name, &mut buf), TEXT_MAX);
+    }
+
+    /// A registered type's texts, those the events record: escaped where the name needs it,
+    /// the name itself where it does not.
+    #[test]
+    fn registered_texts() {
+        crate::malloc_define!(M_T_TEXTS, "tab\there \x1b", "Texts of a registered type");
+        crate::malloc_define!(M_T_PLAIN, "plain name", "A name with nothing to escape");
+        let probe_text = |t: &MallocType| {
+            // SAFETY: The type is registered (vmlinux types are, from boot), so its probe text
+            // is a valid C string for the duration of the test.
+            unsafe { CStr::from_char_ptr((*t.as_raw()).ks_mti.mti_probetext) }
+        };
+        assert_eq!(M_T_TEXTS.name_text().to_bytes(), b"tab\\011here \\033");
+        assert_eq!(probe_text(&M_T_TEXTS).to_bytes(), b"tab_here_\\033");
+        assert_eq!(M_T_PLAIN.name_text().to_bytes(), b"plain name");
+        assert_eq!(probe_text(&M_T_PLAIN).to_bytes(), b"plain_name");
+        assert_eq!(
+            M_T_PLAIN.name_text().as_char_ptr(),
+            M_T_PLAIN.name().as_char_ptr()
+        );
     }
 
     #[test]
