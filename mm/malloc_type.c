@@ -24,7 +24,6 @@
 #define pr_fmt(fmt) "malloc_types: " fmt
 
 #include <linux/cpumask.h>
-#include <linux/fs.h>
 #include <linux/init.h>
 #include <linux/jhash.h>
 #include <linux/kasan.h>
@@ -35,7 +34,6 @@
 #include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/rcupdate.h>
-#include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/string_helpers.h>
@@ -364,119 +362,6 @@ static void malloc_type_texts_free(struct malloc_type *mtp)
 		kfree(mti->mti_nametext);
 	mti->mti_nametext = NULL;
 	mti->mti_probetext = NULL;
-}
-
-/*
- * Selection files: tracefs's set_dtmalloc_probes (mm/malloc_type_probes.c)
- * and /proc/malloc_types_peak (mm/malloc_type_peak.c) each hold a list of
- * probe-name patterns, which a read lists (a seq_file), a write edits word
- * by word and an open with O_TRUNC empties (left to each file).
- */
-
-/**
- * malloc_type_check_pattern() - check a pattern of a selection file
- * @pat: the pattern; need not be NUL-terminated after @len bytes.
- * @len: its length in bytes.
- *
- * A pattern is a probe name or a glob of one: 1 to MALLOC_TYPE_NAME_MAX
- * bytes, none of them ASCII white space or a control character (probe names
- * have none). Any context.
- *
- * Return: 0, or -EINVAL.
- */
-int malloc_type_check_pattern(const char *pat, size_t len)
-{
-	size_t i;
-
-	if (!len || len > MALLOC_TYPE_NAME_MAX)
-		return -EINVAL;
-	/* ASCII only: the kernel's isspace() also matches bytes of UTF-8. */
-	for (i = 0; i < len; i++)
-		if ((unsigned char)pat[i] <= ' ' || pat[i] == 0x7f)
-			return -EINVAL;
-	return 0;
-}
-
-/**
- * malloc_type_selection_open() - open a selection file
- * @file: the file.
- * @show: lists the selection into a seq_file.
- *
- * A file opened for reading gets a single_open() seq_file of @show; one
- * opened for writing only gets none.
- *
- * Return: 0, or the error of single_open().
- */
-int malloc_type_selection_open(struct file *file,
-			       int (*show)(struct seq_file *m, void *v))
-{
-	if (!(file->f_mode & FMODE_READ))
-		return 0;
-	return single_open(file, show, NULL);
-}
-
-/* The release of malloc_type_selection_open(). */
-int malloc_type_selection_release(struct inode *inode, struct file *file)
-{
-	if (!(file->f_mode & FMODE_READ))
-		return 0;
-	return single_release(inode, file);
-}
-
-/* The llseek of a selection file: one opened for writing only has no seq_file. */
-loff_t malloc_type_selection_llseek(struct file *file, loff_t offset,
-				    int whence)
-{
-	if (!(file->f_mode & FMODE_READ))
-		return noop_llseek(file, offset, whence);
-	return seq_lseek(file, offset, whence);
-}
-
-/**
- * malloc_type_selection_write() - edit a selection with the words of a write
- * @ubuf: what user space wrote.
- * @count: its size in bytes: less than a page.
- * @lock: the selection's mutex, held around the edits.
- * @edit: edits the selection with one word, @tok without its leading '!',
- *	@remove true when it had one; returns 0 or an error.
- * @arg: passed to @edit.
- *
- * The words are separated by white space. The first word @edit refuses stops
- * the write: the words before it stay applied, those after it are not read.
- *
- * Context: process context, may sleep.
- * Return: 0; -E2BIG for a page or more, -EFAULT or -ENOMEM when @ubuf could
- * not be copied; or the error of @edit.
- */
-int malloc_type_selection_write(const char __user *ubuf, size_t count,
-				struct mutex *lock,
-				int (*edit)(char *tok, bool remove, void *arg),
-				void *arg)
-{
-	char *buf, *cur, *tok;
-	int ret = 0;
-
-	if (count >= PAGE_SIZE)
-		return -E2BIG;
-	buf = memdup_user_nul(ubuf, count);
-	if (IS_ERR(buf))
-		return PTR_ERR(buf);
-	cur = buf;
-	mutex_lock(lock);
-	while ((tok = strsep(&cur, " \t\n")) != NULL) {
-		bool remove = tok[0] == '!';
-
-		if (remove)
-			tok++;
-		if (!*tok)
-			continue;
-		ret = edit(tok, remove, arg);
-		if (ret)
-			break;
-	}
-	mutex_unlock(lock);
-	kfree(buf);
-	return ret;
 }
 
 /**

@@ -14,14 +14,16 @@
  * and no dtmalloc tracepoint has a probe.
  *
  * /proc/malloc_types_peak (0600) holds the selection, one pattern per line:
- * a probe name (the type's name with white space as '_') or a glob of one
- * (glob_match()). Writing patterns starts tracking the types they match,
- * from their bytes in use at that moment, and resets the peak of those
- * already tracked to their bytes in use; a pattern written with a leading
- * '!' is removed, and the types no other pattern matches stop being
- * tracked. Opening with O_TRUNC (">") first empties the selection. A type
- * that registers later (module load) is tracked from 0 when a pattern
- * matches it; a type that goes (module unload) takes its state with it.
+ * a probe name (the type's name with white space as '_') or a glob of one,
+ * written as names are shown ("\NNN" for a byte; mm/malloc_type_pattern.c).
+ * Writing patterns starts tracking the types they match, from their bytes
+ * in use at that moment, and resets the peak of those already tracked to
+ * their bytes in use; a pattern written with a leading '!' is removed, and
+ * the types no other pattern matches stop being tracked. Opening with
+ * O_TRUNC (">") first empties the selection. Each write is all or nothing
+ * (mm/malloc_type_selection.c). A type that registers later (module load)
+ * is tracked from 0 when a pattern matches it; a type that goes (module
+ * unload) takes its state with it.
  *
  * The peak is exact for allocations and frees made after tracking started;
  * the starting point is the per-CPU sum, read as /proc/malloc_types reads
@@ -29,9 +31,11 @@
  * /proc/malloc_types (HighUse) and in the /proc/malloc_stats stream
  * (mth_peak, with MALLOC_TYPE_F_PEAK).
  *
- * Locking: malloc_type_peak_mutex protects the selection and every type's
- * MALLOC_TYPE_EV_PEAK bit; it nests inside the registry mutex, as the probe selection's
- * does (mm/malloc_type_probes.c).
+ * Locking: the selection's write lock serializes its changes, each the
+ * edit of the list and its application to every type; malloc_type_peak_mutex
+ * protects the list and every type's MALLOC_TYPE_EV_PEAK bit, and nests
+ * inside the registry mutex, as the probe selection's does
+ * (mm/malloc_type_probes.c).
  */
 
 #define pr_fmt(fmt) "malloc_types: " fmt
@@ -48,7 +52,8 @@
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/string.h>
-#include <linux/uaccess.h>
+
+#include "malloc_type_selection.h"
 
 /* Tested by the accounting, which typed code in modules instantiates. */
 struct malloc_type_events malloc_type_events = {
@@ -84,12 +89,8 @@ void dtmalloc_free_unreg(void)
 	static_branch_dec(&malloc_type_events.free);
 }
 
-/* The most patterns a selection holds. */
-#define MALLOC_TYPE_PEAK_PATTERNS_MAX	64
-
 static DEFINE_MUTEX(malloc_type_peak_mutex);
-static char peak_patterns[MALLOC_TYPE_PEAK_PATTERNS_MAX][MALLOC_MAX_NAME];
-static unsigned int peak_nr_patterns;
+static struct malloc_type_peak_patterns peak_patterns;
 
 /**
  * malloc_type_peak_alloc() - account an allocation of a tracked type
@@ -185,13 +186,18 @@ static void peak_stop(struct malloc_type *mtp)
 	static_branch_dec(&malloc_type_events.free);
 }
 
-/* Whether a pattern of the selection matches @mtp. Mutex held. */
-static bool peak_selected(struct malloc_type *mtp)
+/*
+ * Whether a pattern of the selection matches @mtp (with @fresh, one the
+ * change being applied wrote). Mutex held.
+ */
+static bool peak_selected(struct malloc_type *mtp, bool fresh)
 {
 	unsigned int i;
 
-	for (i = 0; i < peak_nr_patterns; i++)
-		if (glob_match(peak_patterns[i], mtp->ks_mti.mti_probename))
+	for (i = 0; i < peak_patterns.nr; i++)
+		if ((!fresh || peak_patterns.pat[i].fresh) &&
+		    glob_match(peak_patterns.pat[i].glob,
+			       mtp->ks_mti.mti_probename))
 			return true;
 	return false;
 }
@@ -206,7 +212,7 @@ static bool peak_selected(struct malloc_type *mtp)
 void malloc_type_peak_register(struct malloc_type *mtp)
 {
 	mutex_lock(&malloc_type_peak_mutex);
-	if (peak_selected(mtp))
+	if (peak_selected(mtp, false))
 		peak_start(mtp, true);
 	mutex_unlock(&malloc_type_peak_mutex);
 }
@@ -246,55 +252,102 @@ void malloc_type_peak_track(struct malloc_type *mtp, bool on)
 }
 EXPORT_SYMBOL_GPL(malloc_type_peak_track);
 
-/* The patterns of one write, whose matching types have their peak reset. */
-struct peak_write {
-	char		(*patterns)[MALLOC_MAX_NAME];
-	unsigned int	nr;
-};
-
 /* Applies the selection to one registered type (registry mutex held). */
 static int peak_apply_cb(struct malloc_type *mtp, void *arg)
 {
-	const struct peak_write *w = arg;
-	unsigned int i;
-
 	mutex_lock(&malloc_type_peak_mutex);
-	if (!peak_selected(mtp)) {
+	if (!peak_selected(mtp, false))
 		peak_stop(mtp);
-	} else if (!test_bit(MALLOC_TYPE_EV_PEAK, &mtp->ks_mti.mti_events)) {
+	else if (!test_bit(MALLOC_TYPE_EV_PEAK, &mtp->ks_mti.mti_events) ||
+		 peak_selected(mtp, true))
 		peak_start(mtp, false);
-	} else {
-		for (i = 0; i < w->nr; i++) {
-			if (glob_match(w->patterns[i], mtp->ks_mti.mti_probename)) {
-				peak_start(mtp, false);
-				break;
-			}
-		}
-	}
 	mutex_unlock(&malloc_type_peak_mutex);
 	return 0;
 }
 
-/* Adds (or, with @remove, takes out) @pat. Mutex held. */
-static int peak_edit(const char *pat, bool remove)
+/* Applies the list, just changed, to every type (the write lock held). */
+static void peak_apply(void)
 {
 	unsigned int i;
 
-	lockdep_assert_held(&malloc_type_peak_mutex);
-	for (i = 0; i < peak_nr_patterns; i++) {
-		if (strcmp(peak_patterns[i], pat))
+	lockdep_assert_held(&malloc_type_peak_selection.write_lock);
+	malloc_type_for_each(peak_apply_cb, NULL);
+	mutex_lock(&malloc_type_peak_mutex);
+	for (i = 0; i < peak_patterns.nr; i++)
+		peak_patterns.pat[i].fresh = false;
+	mutex_unlock(&malloc_type_peak_mutex);
+}
+
+/*
+ * Parses a word of /proc/malloc_types_peak, "[!]PATTERN", into @out; sets
+ * @remove for a leading '!'.
+ */
+static int peak_parse_word(const char *word, size_t len,
+			   struct malloc_type_peak_pattern *out, bool *remove)
+{
+	int ret;
+
+	*remove = len && word[0] == '!';
+	if (*remove) {
+		word++;
+		len--;
+	}
+	if (!len || word[0] == '!')
+		return -EINVAL;
+	ret = malloc_type_pattern_glob(word, len, out->glob, sizeof(out->glob));
+	if (ret < 0)
+		return ret;
+	memcpy(out->pattern, word, len);
+	out->pattern[len] = '\0';
+	out->fresh = true;
+	return 0;
+}
+
+static int peak_check(const char *word, size_t len)
+{
+	struct malloc_type_peak_pattern pat;
+	bool remove;
+
+	return peak_parse_word(word, len, &pat, &remove);
+}
+
+/*
+ * Adds (or, with a leading '!', takes out) a pattern in @staged; a pattern
+ * written again is fresh again.
+ */
+static int peak_edit(void *staged, const char *word, size_t len)
+{
+	struct malloc_type_peak_patterns *pats = staged;
+	struct malloc_type_peak_pattern pat;
+	unsigned int i;
+	bool remove;
+	int ret;
+
+	ret = peak_parse_word(word, len, &pat, &remove);
+	if (ret)
+		return ret;
+	for (i = 0; i < pats->nr; i++) {
+		if (strcmp(pats->pat[i].pattern, pat.pattern))
 			continue;
 		if (remove)
-			strscpy(peak_patterns[i],
-				peak_patterns[--peak_nr_patterns]);
+			pats->pat[i] = pats->pat[--pats->nr];
+		else
+			pats->pat[i].fresh = true;
 		return 0;
 	}
 	if (remove)
 		return 0;
-	if (peak_nr_patterns == MALLOC_TYPE_PEAK_PATTERNS_MAX)
+	if (pats->nr == MALLOC_TYPE_PEAK_PATTERNS_MAX)
 		return -ENOSPC;
-	strscpy(peak_patterns[peak_nr_patterns++], pat);
+	pats->pat[pats->nr++] = pat;
 	return 0;
+}
+
+static void peak_clear(void *staged)
+{
+	struct malloc_type_peak_patterns *pats = staged;
+
+	pats->nr = 0;
 }
 
 static int peak_show(struct seq_file *m, void *v)
@@ -302,63 +355,41 @@ static int peak_show(struct seq_file *m, void *v)
 	unsigned int i;
 
 	mutex_lock(&malloc_type_peak_mutex);
-	for (i = 0; i < peak_nr_patterns; i++)
-		seq_printf(m, "%s\n", peak_patterns[i]);
+	for (i = 0; i < peak_patterns.nr; i++)
+		seq_printf(m, "%s\n", peak_patterns.pat[i].pattern);
 	mutex_unlock(&malloc_type_peak_mutex);
 	return 0;
 }
 
+struct malloc_type_selection malloc_type_peak_selection = {
+	.write_lock	= __MUTEX_INITIALIZER(malloc_type_peak_selection.write_lock),
+	.list_lock	= &malloc_type_peak_mutex,
+	.list		= &peak_patterns,
+	.list_size	= sizeof(peak_patterns),
+	.check		= peak_check,
+	.edit		= peak_edit,
+	.clear		= peak_clear,
+	.apply		= peak_apply,
+	.show		= peak_show,
+};
+
 static int peak_open(struct inode *inode, struct file *file)
 {
-	if ((file->f_mode & FMODE_WRITE) && (file->f_flags & O_TRUNC)) {
-		struct peak_write none = {};
-
-		mutex_lock(&malloc_type_peak_mutex);
-		peak_nr_patterns = 0;
-		mutex_unlock(&malloc_type_peak_mutex);
-		malloc_type_for_each(peak_apply_cb, &none);
-	}
-	return malloc_type_selection_open(file, peak_show);
+	return malloc_type_selection_open(&malloc_type_peak_selection, inode,
+					  file);
 }
 
-/* Edits the selection with one pattern, and keeps those added. Mutex held. */
-static int peak_write_one(char *pat, bool remove, void *arg)
+static int peak_release(struct inode *inode, struct file *file)
 {
-	struct peak_write *w = arg;
-	int ret;
-
-	ret = malloc_type_check_pattern(pat, strlen(pat));
-	if (!ret)
-		ret = peak_edit(pat, remove);
-	if (!ret && !remove && w->nr < MALLOC_TYPE_PEAK_PATTERNS_MAX)
-		strscpy(w->patterns[w->nr++], pat);
-	return ret;
+	return malloc_type_selection_release(&malloc_type_peak_selection,
+					     inode, file);
 }
 
-/*
- * Takes patterns separated by white space; one bad pattern fails the write
- * with -EINVAL (-ENOSPC when the selection is full) and changes nothing of
- * the patterns after it. At most one page per write.
- */
 static ssize_t peak_write(struct file *file, const char __user *ubuf,
 			  size_t count, loff_t *ppos)
 {
-	struct peak_write w = {};
-	int ret;
-
-	w.patterns = kcalloc(MALLOC_TYPE_PEAK_PATTERNS_MAX, sizeof(*w.patterns),
-			     GFP_KERNEL);
-	if (!w.patterns)
-		return -ENOMEM;
-	ret = malloc_type_selection_write(ubuf, count, &malloc_type_peak_mutex,
-					  peak_write_one, &w);
-	if (ret != -E2BIG && ret != -EFAULT)
-		malloc_type_for_each(peak_apply_cb, &w);
-	kfree(w.patterns);
-	if (ret)
-		return ret;
-	*ppos += count;
-	return count;
+	return malloc_type_selection_write(&malloc_type_peak_selection, file,
+					   ubuf, count, ppos);
 }
 
 static const struct proc_ops peak_proc_ops = {
@@ -366,7 +397,7 @@ static const struct proc_ops peak_proc_ops = {
 	.proc_read	= seq_read,
 	.proc_write	= peak_write,
 	.proc_lseek	= malloc_type_selection_llseek,
-	.proc_release	= malloc_type_selection_release,
+	.proc_release	= peak_release,
 };
 
 static int __init malloc_type_peak_init(void)

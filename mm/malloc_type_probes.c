@@ -21,20 +21,25 @@
  *                        its text form), NAME (malloc or free). Read only.
  *   set_dtmalloc_probes  the selection, one spec per line: PATTERN,
  *                        PATTERN:malloc or PATTERN:free, PATTERN a probe
- *                        name or a glob of one (glob_match()). Writing
- *                        replaces it (">") or adds to it (">>", O_APPEND);
- *                        a spec written with a leading '!' is removed.
+ *                        name or a glob of one (mm/malloc_type_pattern.c:
+ *                        written as names are shown, "\NNN" for a byte, and
+ *                        a ':' in a probe name as "\072"). Writing replaces
+ *                        it (">") or adds to it (">>", O_APPEND); a spec
+ *                        written with a leading '!' is removed. Each write
+ *                        is all or nothing (mm/malloc_type_selection.c).
  *
  * A selection is a list of specs, not of types: a type registered later (a
  * module loaded) gets its probes enabled at registration when a spec
  * matches it, and a type that goes (a module unloaded) takes its own state
  * with it. Probe ids are derived from the registration id (2 * id - 1 for
- * malloc, 2 * id for free), so they are unique and never reused.
+ * malloc, 2 * id for free), 64-bit as the id is, so they are unique and
+ * never reused.
  *
- * Locking: malloc_type_probes_mutex protects the list of specs; it nests
- * inside the registry mutex (registration applies the specs to the new
- * type), so a write edits the list, drops the mutex, and then re-applies
- * the specs to every type through malloc_type_for_each().
+ * Locking: the selection's write lock serializes its changes, each the
+ * edit of the list and its application to every type and to the key;
+ * malloc_type_probes_mutex protects the list itself and nests inside the
+ * registry mutex (registration applies the specs to the new type), which
+ * nests inside the write lock.
  */
 
 #define pr_fmt(fmt) "malloc_types: " fmt
@@ -46,10 +51,10 @@
 #include <linux/malloc_type.h>
 #include <linux/mutex.h>
 #include <linux/seq_file.h>
-#include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/tracefs.h>
-#include <linux/uaccess.h>
+
+#include "malloc_type_selection.h"
 
 /* Tested by the accounting, which typed code in modules instantiates. */
 struct dtmalloc_selection dtmalloc_probes_selected = {
@@ -57,26 +62,13 @@ struct dtmalloc_selection dtmalloc_probes_selected = {
 };
 EXPORT_SYMBOL_GPL(dtmalloc_probes_selected);
 
-/* The most specs a selection holds. */
-#define DTMALLOC_SPECS_MAX	64
-
-/* The probes a spec names. */
-#define DTMALLOC_SPEC_MALLOC	BIT(DTMALLOC_PROBE_MALLOC)
-#define DTMALLOC_SPEC_FREE	BIT(DTMALLOC_PROBE_FREE)
-
-struct dtmalloc_spec {
-	char	pattern[MALLOC_MAX_NAME];
-	u32	probes;
-};
-
 static DEFINE_MUTEX(malloc_type_probes_mutex);
-static struct dtmalloc_spec dtmalloc_specs[DTMALLOC_SPECS_MAX];
-static unsigned int dtmalloc_nr_specs;
+static struct dtmalloc_specs dtmalloc_specs;
 
 /* The id of probe @probe (DTMALLOC_PROBE_*) of the type with id @id. */
-static u32 dtmalloc_probe_id(u64 id, unsigned int probe)
+static u64 dtmalloc_probe_id(u64 id, unsigned int probe)
 {
-	return (u32)(2 * id - 1 + probe);
+	return 2 * id - 1 + probe;
 }
 
 /**
@@ -95,9 +87,9 @@ int malloc_type_probes_apply(struct malloc_type *mtp)
 	unsigned int i;
 
 	mutex_lock(&malloc_type_probes_mutex);
-	for (i = 0; i < dtmalloc_nr_specs; i++)
-		if (glob_match(dtmalloc_specs[i].pattern, mti->mti_probename))
-			probes |= dtmalloc_specs[i].probes;
+	for (i = 0; i < dtmalloc_specs.nr; i++)
+		if (glob_match(dtmalloc_specs.spec[i].glob, mti->mti_probename))
+			probes |= dtmalloc_specs.spec[i].probes;
 	mutex_unlock(&malloc_type_probes_mutex);
 
 	for (i = 0; i < DTMALLOC_PROBE_MAX; i++) {
@@ -115,65 +107,106 @@ static int malloc_type_probes_apply_cb(struct malloc_type *mtp, void *arg)
 }
 
 /*
- * Parses @spec ("PATTERN", "PATTERN:malloc" or "PATTERN:free") into @out.
- * The pattern is a probe name or a glob of one: at most
- * MALLOC_TYPE_NAME_MAX bytes, none of them white space (probe names have
- * none) or a ':'.
+ * Parses a word of set_dtmalloc_probes, "[!]PATTERN[:malloc|:free]", into
+ * @out; sets @remove for a leading '!'. The pattern may not start with '!'
+ * or hold a raw ':' (a probe name's are written "\041" and "\072").
  */
-static int dtmalloc_parse_spec(const char *spec, struct dtmalloc_spec *out)
+static int dtmalloc_parse_word(const char *word, size_t len,
+			       struct dtmalloc_spec *out, bool *remove)
 {
-	const char *colon = strchr(spec, ':');
-	size_t len = colon ? colon - spec : strlen(spec);
+	const char *colon, *suffix;
+	size_t plen, slen;
+	int ret;
 
-	if (malloc_type_check_pattern(spec, len))
+	*remove = len && word[0] == '!';
+	if (*remove) {
+		word++;
+		len--;
+	}
+	colon = memchr(word, ':', len);
+	plen = colon ? colon - word : len;
+	if (!plen || word[0] == '!')
 		return -EINVAL;
-	if (!colon)
+	if (!colon) {
 		out->probes = DTMALLOC_SPEC_MALLOC | DTMALLOC_SPEC_FREE;
-	else if (!strcmp(colon + 1, "malloc"))
-		out->probes = DTMALLOC_SPEC_MALLOC;
-	else if (!strcmp(colon + 1, "free"))
-		out->probes = DTMALLOC_SPEC_FREE;
-	else
-		return -EINVAL;
-	memcpy(out->pattern, spec, len);
-	out->pattern[len] = '\0';
+	} else {
+		suffix = colon + 1;
+		slen = len - plen - 1;
+		if (slen == 6 && !memcmp(suffix, "malloc", 6))
+			out->probes = DTMALLOC_SPEC_MALLOC;
+		else if (slen == 4 && !memcmp(suffix, "free", 4))
+			out->probes = DTMALLOC_SPEC_FREE;
+		else
+			return -EINVAL;
+	}
+	ret = malloc_type_pattern_glob(word, plen, out->glob, sizeof(out->glob));
+	if (ret < 0)
+		return ret;
+	memcpy(out->pattern, word, plen);
+	out->pattern[plen] = '\0';
 	return 0;
 }
 
-/* Adds (or, with @remove, takes out) the probes of @spec. Mutex held. */
-static int dtmalloc_edit(const struct dtmalloc_spec *spec, bool remove)
+static int dtmalloc_check(const char *word, size_t len)
 {
+	struct dtmalloc_spec spec;
+	bool remove;
+
+	return dtmalloc_parse_word(word, len, &spec, &remove);
+}
+
+/* Adds (or, with a leading '!', takes out) the probes of a word in @staged. */
+static int dtmalloc_edit(void *staged, const char *word, size_t len)
+{
+	struct dtmalloc_specs *specs = staged;
+	struct dtmalloc_spec spec;
+	bool remove;
 	unsigned int i;
+	int ret;
 
-	lockdep_assert_held(&malloc_type_probes_mutex);
-	for (i = 0; i < dtmalloc_nr_specs; i++) {
-		struct dtmalloc_spec *s = &dtmalloc_specs[i];
+	ret = dtmalloc_parse_word(word, len, &spec, &remove);
+	if (ret)
+		return ret;
+	for (i = 0; i < specs->nr; i++) {
+		struct dtmalloc_spec *s = &specs->spec[i];
 
-		if (strcmp(s->pattern, spec->pattern))
+		if (strcmp(s->pattern, spec.pattern))
 			continue;
 		if (remove)
-			s->probes &= ~spec->probes;
+			s->probes &= ~spec.probes;
 		else
-			s->probes |= spec->probes;
+			s->probes |= spec.probes;
 		if (!s->probes)
-			dtmalloc_specs[i] = dtmalloc_specs[--dtmalloc_nr_specs];
+			*s = specs->spec[--specs->nr];
 		return 0;
 	}
 	if (remove)
 		return 0;
-	if (dtmalloc_nr_specs == DTMALLOC_SPECS_MAX)
+	if (specs->nr == DTMALLOC_SPECS_MAX)
 		return -ENOSPC;
-	dtmalloc_specs[dtmalloc_nr_specs++] = *spec;
+	specs->spec[specs->nr++] = spec;
 	return 0;
 }
 
-/* Re-applies the list to every type and sets the selection key to match. */
+static void dtmalloc_clear(void *staged)
+{
+	struct dtmalloc_specs *specs = staged;
+
+	specs->nr = 0;
+}
+
+/*
+ * Applies the list to every type and sets the selection key to match; the
+ * selection's write lock held, so that the key and the types agree with
+ * the list once it returns.
+ */
 static void dtmalloc_commit(void)
 {
 	bool selected;
 
+	lockdep_assert_held(&dtmalloc_selection.write_lock);
 	mutex_lock(&malloc_type_probes_mutex);
-	selected = dtmalloc_nr_specs > 0;
+	selected = dtmalloc_specs.nr > 0;
 	mutex_unlock(&malloc_type_probes_mutex);
 	/*
 	 * Turning the selection on: the types' slots first, then the key, so
@@ -192,8 +225,8 @@ static int set_probes_show(struct seq_file *m, void *v)
 	unsigned int i;
 
 	mutex_lock(&malloc_type_probes_mutex);
-	for (i = 0; i < dtmalloc_nr_specs; i++) {
-		const struct dtmalloc_spec *s = &dtmalloc_specs[i];
+	for (i = 0; i < dtmalloc_specs.nr; i++) {
+		const struct dtmalloc_spec *s = &dtmalloc_specs.spec[i];
 
 		if (s->probes & DTMALLOC_SPEC_MALLOC)
 			seq_printf(m, "%s:malloc\n", s->pattern);
@@ -204,47 +237,33 @@ static int set_probes_show(struct seq_file *m, void *v)
 	return 0;
 }
 
+struct malloc_type_selection dtmalloc_selection = {
+	.write_lock	= __MUTEX_INITIALIZER(dtmalloc_selection.write_lock),
+	.list_lock	= &malloc_type_probes_mutex,
+	.list		= &dtmalloc_specs,
+	.list_size	= sizeof(dtmalloc_specs),
+	.check		= dtmalloc_check,
+	.edit		= dtmalloc_edit,
+	.clear		= dtmalloc_clear,
+	.apply		= dtmalloc_commit,
+	.show		= set_probes_show,
+};
+
 static int set_probes_open(struct inode *inode, struct file *file)
 {
-	if ((file->f_mode & FMODE_WRITE) && (file->f_flags & O_TRUNC)) {
-		mutex_lock(&malloc_type_probes_mutex);
-		dtmalloc_nr_specs = 0;
-		mutex_unlock(&malloc_type_probes_mutex);
-		dtmalloc_commit();
-	}
-	return malloc_type_selection_open(file, set_probes_show);
+	return malloc_type_selection_open(&dtmalloc_selection, inode, file);
 }
 
-/* Edits the list with one spec. Mutex held. */
-static int set_probes_write_one(char *tok, bool remove, void *arg)
+static int set_probes_release(struct inode *inode, struct file *file)
 {
-	struct dtmalloc_spec spec = {};
-	int ret;
-
-	ret = dtmalloc_parse_spec(tok, &spec);
-	if (!ret)
-		ret = dtmalloc_edit(&spec, remove);
-	return ret;
+	return malloc_type_selection_release(&dtmalloc_selection, inode, file);
 }
 
-/*
- * Takes specs separated by white space; one bad spec fails the write with
- * -EINVAL (-ENOSPC when the list is full) and changes nothing of the specs
- * after it. At most one page per write.
- */
 static ssize_t set_probes_write(struct file *file, const char __user *ubuf,
 				size_t count, loff_t *ppos)
 {
-	int ret;
-
-	ret = malloc_type_selection_write(ubuf, count, &malloc_type_probes_mutex,
-					  set_probes_write_one, NULL);
-	if (ret != -E2BIG && ret != -EFAULT)
-		dtmalloc_commit();
-	if (ret)
-		return ret;
-	*ppos += count;
-	return count;
+	return malloc_type_selection_write(&dtmalloc_selection, file, ubuf,
+					   count, ppos);
 }
 
 static const struct file_operations set_probes_fops = {
@@ -252,7 +271,7 @@ static const struct file_operations set_probes_fops = {
 	.read		= seq_read,
 	.write		= set_probes_write,
 	.llseek		= malloc_type_selection_llseek,
-	.release	= malloc_type_selection_release,
+	.release	= set_probes_release,
 };
 
 static int list_probes_one(struct malloc_type *mtp, void *arg)
@@ -260,10 +279,10 @@ static int list_probes_one(struct malloc_type *mtp, void *arg)
 	struct seq_file *m = arg;
 	u64 id = READ_ONCE(mtp->ks_mti.mti_id);
 
-	seq_printf(m, "%5u %10s %20s %32s %s\n",
+	seq_printf(m, "%5llu %10s %20s %32s %s\n",
 		   dtmalloc_probe_id(id, DTMALLOC_PROBE_MALLOC), "dtmalloc", "",
 		   mtp->ks_mti.mti_probetext, "malloc");
-	seq_printf(m, "%5u %10s %20s %32s %s\n",
+	seq_printf(m, "%5llu %10s %20s %32s %s\n",
 		   dtmalloc_probe_id(id, DTMALLOC_PROBE_FREE), "dtmalloc", "",
 		   mtp->ks_mti.mti_probetext, "free");
 	return 0;

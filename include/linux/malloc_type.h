@@ -29,6 +29,7 @@
 #include <linux/gfp_types.h>
 #include <linux/jump_label.h>
 #include <linux/list.h>
+#include <linux/malloc_type_pattern.h>
 #include <linux/numa.h>
 #include <linux/overflow.h>
 #include <linux/slab.h>
@@ -63,8 +64,8 @@
  * struct malloc_type_internal - the part of a type owned by the subsystem
  * @mti_probes: per-type tracing, one word per dtmalloc probe, as in FreeBSD:
  *	the probe's id while the probe is enabled on its own (a selection in
- *	tracefs's set_dtmalloc_probes names it), 0 otherwise. Read locklessly
- *	by the accounting.
+ *	tracefs's set_dtmalloc_probes names it), 0 otherwise. 64-bit, as the
+ *	registration id it is derived from, so that an id is never reused.
  * @mti_zone: zone of the type: 0 for the shared kmalloc caches,
  *	1..numzones-1 for a dedicated set of kmalloc buckets.
  * @mti_flags: MALLOC_TYPE_F_* bits (<uapi/linux/malloc_type.h>).
@@ -103,7 +104,7 @@
  * Readers outside the mutex use READ_ONCE() (atomic loads in Rust).
  */
 struct malloc_type_internal {
-	u32				mti_probes[DTMALLOC_PROBE_MAX];
+	u64				mti_probes[DTMALLOC_PROBE_MAX];
 	u32				mti_zone;
 	u32				mti_flags;
 	struct malloc_type_stats __percpu *mti_stats;
@@ -288,21 +289,6 @@ struct malloc_type_classes_switch {
 extern struct malloc_type_classes_switch malloc_type_classes;
 /* Sets a type's mti_probes[] from the selection (mm/malloc_type_probes.c). */
 int malloc_type_probes_apply(struct malloc_type *mtp);
-/* The selection files of the probes and the peaks (mm/malloc_type.c). */
-struct file;
-struct inode;
-struct mutex;
-struct seq_file;
-int malloc_type_check_pattern(const char *pat, size_t len);
-int malloc_type_selection_open(struct file *file,
-			       int (*show)(struct seq_file *m, void *v));
-int malloc_type_selection_release(struct inode *inode, struct file *file);
-loff_t malloc_type_selection_llseek(struct file *file, loff_t offset,
-				    int whence);
-int malloc_type_selection_write(const char __user *ubuf, size_t count,
-				struct mutex *lock,
-				int (*edit)(char *tok, bool remove, void *arg),
-				void *arg);
 size_t malloc_type_block_size(const void *p);
 void malloc_type_block_copy(void *to, const void *from, size_t len);
 /* For the KUnit tests of the zones, in Rust and in C. */

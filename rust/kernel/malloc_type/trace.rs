@@ -297,6 +297,7 @@ mod tests {
 
     include!("probe_names.rs");
     include!("name_text.rs");
+    include!("patterns.rs");
 
     /// The probe name the `dtmalloc` events record for a type called `name`.
     fn probe_name(name: &[u8], buf: &mut [u8; 64]) -> usize {
@@ -365,6 +366,48 @@ mod tests {
             M_T_PLAIN.name_text().as_char_ptr(),
             M_T_PLAIN.name().as_char_ptr()
         );
+    }
+
+    /// The glob_match() pattern of selection pattern `pat`, or `None` when it is refused.
+    fn glob_of(pat: &[u8]) -> Option<[u8; bindings::MALLOC_TYPE_GLOB_MAX as usize + 1]> {
+        let mut glob = [0u8; bindings::MALLOC_TYPE_GLOB_MAX as usize + 1];
+        // SAFETY: `pat` is valid for reads of its length and `glob` for writes of its length.
+        let r = unsafe {
+            bindings::malloc_type_pattern_glob(
+                pat.as_ptr().cast(),
+                pat.len(),
+                glob.as_mut_ptr().cast(),
+                glob.len(),
+            )
+        };
+        (r >= 0).then_some(glob)
+    }
+
+    /// Whether selection pattern `pat` selects the probe named `probe`.
+    fn selects(pat: &[u8], probe: &[u8]) -> Option<bool> {
+        let glob = glob_of(pat)?;
+        let mut name = [0u8; 256];
+        if probe.len() >= name.len() {
+            return None;
+        }
+        name[..probe.len()].copy_from_slice(probe);
+        // SAFETY: Both are NUL-terminated: `glob` by `malloc_type_pattern_glob()`, `name` by
+        // the zeros after the probe name's bytes, which are fewer than its length.
+        Some(unsafe { bindings::glob_match(glob.as_ptr().cast(), name.as_ptr().cast()) })
+    }
+
+    /// The patterns of the selection files: the shared vector, as memstat's tests read it.
+    #[test]
+    fn patterns() {
+        for &(pat, probe, want) in PATTERN_MATCHES {
+            assert_eq!(selects(pat, probe), Some(want));
+        }
+        for &pat in BAD_PATTERNS {
+            assert!(glob_of(pat).is_none());
+        }
+        for &(probe, exact) in EXACT_PATTERNS {
+            assert_eq!(selects(exact, probe), Some(true));
+        }
     }
 
     #[test]

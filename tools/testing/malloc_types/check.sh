@@ -17,7 +17,8 @@
 #     for every Rust file this repository puts in the kernel tree or patches
 #     there (what the kernel's `make rustfmtcheck` checks), cargo fmt for the
 #     tools;
-#  5. `cargo test` and a bounded fuzzing run for tools/memstat.
+#  5. `cargo test` and a bounded fuzzing run for tools/memstat, and one of
+#     the selection files' parser (fuzz/run.sh).
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -345,6 +346,20 @@ if [ -f "$MT_ROOT/tools/memstat/Cargo.toml" ]; then
 		add 0 1
 		problems+=("fuzzing (log: $flog)")
 	fi
+fi
+
+# The parser of the selection files (mm/malloc_type_pattern.c), fuzzed with
+# libFuzzer in user space against the kernel's glob_match() and an oracle of
+# the pattern rule (tools/testing/malloc_types/fuzz/).
+echo "check: fuzzing the selection files' parser (${MT_FUZZ_SELECTION_RUNS:=200000} runs)"
+slog="$MT_CACHE/logs/fuzz-selection.log"
+if bash "$MT_DIR/fuzz/run.sh" "$MT_KCACHE/linux" "$MT_FUZZ_SELECTION_RUNS" >"$slog" 2>&1; then
+	echo "fuzz: selection parser clean after $MT_FUZZ_SELECTION_RUNS runs"
+	add 1 0
+else
+	echo "fuzz: FAILED: $(grep -E 'check failed|ERROR|SUMMARY' "$slog" | head -n 1)"
+	add 0 1
+	problems+=("fuzzing the selection files' parser (log: $slog)")
 fi
 
 for p in "${problems[@]}"; do echo "check: FAILED: $p"; done

@@ -10,8 +10,10 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-# prometheus: promtool checks the metrics of the memstat exporter (make check).
+# prometheus: promtool checks the metrics of the memstat exporter (make check);
+# libclang-rt: libFuzzer for the fuzzing of the selection files' parser.
 PACKAGES="clang-$LLVM_VERSION lld-$LLVM_VERSION llvm-$LLVM_VERSION libclang-$LLVM_VERSION-dev
+	libclang-rt-$LLVM_VERSION-dev
 	qemu-system-x86 qemu-system-arm busybox-static flex bison bc libelf-dev libssl-dev cpio
 	make xz-utils kmod python3 python3-venv python3-ply python3-git python3-sphinx python3-yaml gcc libc6-dev musl-tools ca-certificates
 	linux-perf trace-cmd bpftrace prometheus gcc-aarch64-linux-gnu libc6-dev-arm64-cross"

@@ -51,9 +51,12 @@ for f in $types $stats $peak; do
 	echo "$out" | grep -q "Permission denied" || fail "nobody reading $f: '$out', expected EACCES"
 done
 su -s /bin/sh nobody -c "echo x >$peak" 2>/dev/null && fail "nobody could write $peak"
-# Patterns of 1 to 31 bytes without white space; a bad one is EINVAL.
-{ echo aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa >$peak; } 2>/dev/null && fail "$peak took a 32-byte pattern"
-[ -z "$(cat $peak)" ] || fail "$peak kept a bad pattern: $(cat $peak)"
+# Patterns of 1 to 124 bytes (the text form of a 31-byte name) of printable
+# ASCII; a bad one is EINVAL and changes nothing, the good words of its
+# write included.
+{ printf '%0125d\n' 0 >$peak; } 2>/dev/null && fail "$peak took a 125-byte pattern"
+{ printf 'good bad\\x\n' >$peak; } 2>/dev/null && fail "$peak took a bad escape"
+[ -z "$(cat $peak)" ] || fail "$peak kept a pattern of a failed write: $(cat $peak)"
 
 # A known sequence: the leak test module fails one allocation (too large),
 # allocates 64 bytes and frees them, then keeps 8, 100 and 5000 bytes

@@ -4,7 +4,8 @@
 # bidirectional override, glob and spec characters) are written in their
 # text form by every text output: /proc/malloc_types has one row per type,
 # the dtmalloc events one line each, dtmalloc_probes and the tools' tables
-# no byte but printable ASCII; and the stream keeps the names' bytes.
+# no byte but printable ASCII; the stream keeps the names' bytes; and the
+# exact pattern of a probe name selects that type alone.
 name=45-names
 fail() { echo "$name: FAIL: $*"; exit 1; }
 t=/sys/kernel/tracing
@@ -58,6 +59,20 @@ printable dtmalloc_probes /tmp/t45.probes
 [ "$(tail -n +2 /tmp/t45.probes | wc -l)" = $((2 * n)) ] || fail "not two probes for each of $n types"
 grep -qE ' rlo\\342\\200\\256live malloc$' /tmp/t45.probes || fail "no probe of the override"
 grep -qF ' glob*?[x]:malloc_! free' /tmp/t45.probes || fail "no probe of the glob characters"
+
+# The exact pattern of a probe name selects that type, and no other: its
+# text form, with * ? [ : ! written as \NNN too.
+echo >$inst/trace
+printf '%s\n' 'glob\052\077\133x]\072malloc_\041 rlo\342\200\256live' >$t/set_dtmalloc_probes ||
+	fail "exact patterns refused"
+echo 1 >$inst/events/dtmalloc/enable
+rmmod malloc_type_names_test || fail "rmmod"
+insmod $mod || fail "insmod again"
+echo 0 >$inst/events/dtmalloc/enable
+echo >$t/set_dtmalloc_probes
+got=$(grep -v '^#' $inst/trace | sed -E 's/^.*: (malloc|free): probe=([^ ]+) .*$/\1 \2/' | sort | uniq -c | tr -s ' ' | tr '\n' ';')
+[ "$got" = " 1 free glob*?[x]:malloc_!; 1 free rlo\\342\\200\\256live; 1 malloc glob*?[x]:malloc_!; 1 malloc rlo\\342\\200\\256live;" ] ||
+	fail "events of the exact patterns: '$got'"
 
 # The stream keeps the bytes: the names come back whole from it.
 memstat -m -a -H >/tmp/t45.memstat || fail "memstat -m"

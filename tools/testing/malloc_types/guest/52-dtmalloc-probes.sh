@@ -74,9 +74,13 @@ echo 0 >$t/events/dtmalloc/enable
 [ "$(events | grep -cE ' (trace_test|tab_and_space) ')" = 8 ] || fail "not the 8 events of the module without a selection"
 
 # --- bad specs --------------------------------------------------------------
-for bad in 'x:bogus' ':malloc' 'a_name_that_is_longer_than_31_bytes'; do
-	echo "$bad" >>$t/set_dtmalloc_probes 2>/dev/null && fail "spec '$bad' accepted"
+# A pattern is at most 124 bytes: the text form of a 31-byte name.
+long=$(printf '%0125d' 0)
+for bad in 'x:bogus' ':malloc' "$long" 'bad\escape' '!!x' 'a:b:malloc'; do
+	printf '%s\n' "$bad" >>$t/set_dtmalloc_probes 2>/dev/null && fail "spec '$bad' accepted"
 done
+echo "${long%0}" >>$t/set_dtmalloc_probes || fail "a pattern of 124 bytes refused"
+echo "!${long%0}" >>$t/set_dtmalloc_probes || fail "the pattern of 124 bytes not removed"
 [ -z "$(cat $t/set_dtmalloc_probes)" ] || fail "a bad spec changed the selection"
 
 # --- dtmalloc -t selects, and deselects when it ends -----------------------

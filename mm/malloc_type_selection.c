@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Malloc types: the selection files.
+ *
+ * tracefs's set_dtmalloc_probes (mm/malloc_type_probes.c) and
+ * /proc/malloc_types_peak (mm/malloc_type_peak.c) each hold a list of
+ * probe-name patterns, which a read lists (a seq_file) and a write edits.
+ * Both are written the same way:
+ *
+ * - What is written is words separated by white space (the words and
+ *   patterns are mm/malloc_type_pattern.c's). A word may be split across
+ *   write() calls: the last word of a write is finished by the white space
+ *   of a later write, or by the close of the file, as in tracefs's own
+ *   selection files.
+ * - Each write is all or nothing: its words are checked first, then applied
+ *   together to a copy of the selection, which replaces the selection only
+ *   when every one of them applied. A bad word (-EINVAL), a selection that
+ *   would overflow (-ENOSPC) or memory short (-ENOMEM) fails the write, and
+ *   nothing of it is applied (an unfinished word it carried is dropped too).
+ *   A write of more than MALLOC_TYPE_SELECTION_WRITE_MAX bytes fails with
+ *   -E2BIG.
+ * - A change of the selection and its application to the types (and to
+ *   any key derived from it) are made under one mutex, the selection's
+ *   write lock, so that concurrent writers are serialized and, after each
+ *   change, the list, the types and the keys agree.
+ * - Opening the file for writing with O_TRUNC (">") empties the selection
+ *   first.
+ */
+
+#define pr_fmt(fmt) "malloc_types: " fmt
+
+#include <linux/fs.h>
+#include <linux/printk.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+
+#include "malloc_type_selection.h"
+
+/* The most bytes one write() may bring. */
+#define MALLOC_TYPE_SELECTION_WRITE_MAX	SZ_64K
+
+/* The edits of one change: the selection and a copy of its list. */
+struct malloc_type_stage {
+	struct malloc_type_selection	*sel;
+	void				*staged;
+};
+
+static int malloc_type_check_word(const char *word, size_t len, void *arg)
+{
+	struct malloc_type_selection *sel = arg;
+
+	return sel->check(word, len);
+}
+
+static int malloc_type_edit_word(const char *word, size_t len, void *arg)
+{
+	struct malloc_type_stage *st = arg;
+
+	return st->sel->edit(st->staged, word, len);
+}
+
+/**
+ * malloc_type_selection_change() - change a selection, all or nothing
+ * @sel: the selection.
+ * @words: the state of the words of the writer's file (the word a write
+ *	left unfinished), updated on success and emptied on failure; NULL
+ *	when @buf brings no words.
+ * @buf: the bytes of one write.
+ * @len: their number.
+ * @clear: empty the selection first.
+ * @finish: apply the word left unfinished too, as the close of the file
+ *	does.
+ *
+ * Checks every word of @buf, then applies them, @clear first, to a copy
+ * of the selection, which replaces it and is applied to the types only if
+ * every word applied; all under @sel's write lock.
+ *
+ * Context: process context, may sleep.
+ * Return: 0; -EINVAL for a bad word; -ENOSPC when the selection would
+ * overflow; -ENOMEM. Nothing changed on error.
+ */
+int malloc_type_selection_change(struct malloc_type_selection *sel,
+				 struct malloc_type_words *words,
+				 const char *buf, size_t len, bool clear,
+				 bool finish)
+{
+	struct malloc_type_stage st = { .sel = sel };
+	struct malloc_type_words next;
+	int ret = 0;
+
+	/* Every word checked first, with no lock: a bad one changes nothing. */
+	if (words) {
+		next = *words;
+		ret = malloc_type_words_parse(&next, buf, len,
+					      malloc_type_check_word, sel);
+		if (!ret && finish && next.part_len)
+			ret = sel->check(next.part, next.part_len);
+		if (ret)
+			goto out;
+	}
+	st.staged = kvmalloc(sel->list_size, GFP_KERNEL);
+	if (!st.staged) {
+		ret = -ENOMEM;
+		goto out;
+	}
+
+	mutex_lock(&sel->write_lock);
+	mutex_lock(sel->list_lock);
+	memcpy(st.staged, sel->list, sel->list_size);
+	mutex_unlock(sel->list_lock);
+	if (clear)
+		sel->clear(st.staged);
+	if (words) {
+		next = *words;
+		ret = malloc_type_words_parse(&next, buf, len,
+					      malloc_type_edit_word, &st);
+		if (!ret && finish && next.part_len) {
+			ret = sel->edit(st.staged, next.part, next.part_len);
+			next.part_len = 0;
+		}
+	}
+	if (!ret) {
+		mutex_lock(sel->list_lock);
+		memcpy(sel->list, st.staged, sel->list_size);
+		mutex_unlock(sel->list_lock);
+		sel->apply();
+	}
+	mutex_unlock(&sel->write_lock);
+	kvfree(st.staged);
+out:
+	if (words) {
+		if (ret)
+			words->part_len = 0;
+		else
+			*words = next;
+	}
+	return ret;
+}
+
+/* The state of the words written to @file, or NULL if it is not open for writing. */
+static struct malloc_type_words *malloc_type_file_words(struct file *file)
+{
+	if (file->f_mode & FMODE_READ)
+		return ((struct seq_file *)file->private_data)->private;
+	return file->private_data;
+}
+
+/**
+ * malloc_type_selection_open() - open a selection file
+ * @sel: the selection.
+ * @inode: the file's inode.
+ * @file: the file.
+ *
+ * A file opened for writing gets the state of its words, and with O_TRUNC
+ * the selection is emptied; one opened for reading gets a single_open()
+ * seq_file of @sel's show (whose private data is the state of the words).
+ *
+ * Context: process context, may sleep.
+ * Return: 0, or -ENOMEM.
+ */
+int malloc_type_selection_open(struct malloc_type_selection *sel,
+			       struct inode *inode, struct file *file)
+{
+	struct malloc_type_words *words = NULL;
+	int ret;
+
+	if (file->f_mode & FMODE_WRITE) {
+		words = kzalloc(sizeof(*words), GFP_KERNEL);
+		if (!words)
+			return -ENOMEM;
+		if (file->f_flags & O_TRUNC) {
+			ret = malloc_type_selection_change(sel, NULL, NULL, 0,
+							   true, false);
+			if (ret)
+				goto err;
+		}
+	}
+	if (file->f_mode & FMODE_READ) {
+		ret = single_open(file, sel->show, words);
+		if (ret)
+			goto err;
+	} else {
+		file->private_data = words;
+	}
+	return 0;
+err:
+	kfree(words);
+	return ret;
+}
+
+/**
+ * malloc_type_selection_release() - close a selection file
+ * @sel: the selection.
+ * @inode: the file's inode.
+ * @file: the file.
+ *
+ * The last word written, if no white space finished it, is applied now;
+ * if it cannot be (a bad word, a full selection), it is dropped with a
+ * warning, since close() cannot report it.
+ *
+ * Context: process context, may sleep.
+ * Return: 0.
+ */
+int malloc_type_selection_release(struct malloc_type_selection *sel,
+				  struct inode *inode, struct file *file)
+{
+	struct malloc_type_words *words = malloc_type_file_words(file);
+	int ret;
+
+	if (words && words->part_len) {
+		ret = malloc_type_selection_change(sel, words, NULL, 0, false,
+						   true);
+		if (ret)
+			pr_warn_ratelimited("%pD: the last word written was not applied: %d\n",
+					    file, ret);
+	}
+	kfree(words);
+	if (file->f_mode & FMODE_READ)
+		return single_release(inode, file);
+	return 0;
+}
+
+/**
+ * malloc_type_selection_write() - change a selection with the words of a write
+ * @sel: the selection.
+ * @file: the file written.
+ * @ubuf: what user space wrote.
+ * @count: its size in bytes.
+ * @ppos: the file position, advanced by @count on success.
+ *
+ * See malloc_type_selection_change(): all of the write or none of it.
+ *
+ * Context: process context, may sleep.
+ * Return: @count; -E2BIG for more than MALLOC_TYPE_SELECTION_WRITE_MAX
+ * bytes; -EFAULT; or the error of malloc_type_selection_change().
+ */
+ssize_t malloc_type_selection_write(struct malloc_type_selection *sel,
+				    struct file *file, const char __user *ubuf,
+				    size_t count, loff_t *ppos)
+{
+	char *buf;
+	int ret;
+
+	if (count > MALLOC_TYPE_SELECTION_WRITE_MAX)
+		return -E2BIG;
+	buf = vmemdup_user(ubuf, count);
+	if (IS_ERR(buf))
+		return PTR_ERR(buf);
+	ret = malloc_type_selection_change(sel, malloc_type_file_words(file),
+					   buf, count, false, false);
+	kvfree(buf);
+	if (ret)
+		return ret;
+	*ppos += count;
+	return count;
+}
+
+/* The llseek of a selection file: one opened for writing only has no seq_file. */
+loff_t malloc_type_selection_llseek(struct file *file, loff_t offset,
+				    int whence)
+{
+	if (!(file->f_mode & FMODE_READ))
+		return noop_llseek(file, offset, whence);
+	return seq_lseek(file, offset, whence);
+}

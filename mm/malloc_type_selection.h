@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Malloc types: the selection files, tracefs's set_dtmalloc_probes
+ * (mm/malloc_type_probes.c) and /proc/malloc_types_peak
+ * (mm/malloc_type_peak.c), on mm/malloc_type_selection.c. Internal to mm/.
+ */
+#ifndef _MM_MALLOC_TYPE_SELECTION_H
+#define _MM_MALLOC_TYPE_SELECTION_H
+
+#include <linux/bits.h>
+#include <linux/malloc_type.h>
+#include <linux/mutex.h>
+#include <linux/types.h>
+
+#include <linux/malloc_type_pattern.h>
+
+struct file;
+struct inode;
+struct seq_file;
+
+/**
+ * struct malloc_type_selection - a selection file
+ * @write_lock: serializes the changes of the selection, each the edits of
+ *	one write and the application of the result to the types, so that
+ *	the list, the types and any key derived from them agree after each.
+ * @list_lock: protects @list; taken inside the registry mutex by the
+ *	registration of a type, which applies the selection to it.
+ * @list: the selection, @list_size bytes.
+ * @list_size: its size.
+ * @check: checks one word (its bytes and their number): 0 or -EINVAL.
+ *	Called without a lock, before anything of the write is applied.
+ * @edit: applies one checked word to @staged, a copy of @list: 0, or an
+ *	error (-ENOSPC) that undoes the whole write.
+ * @clear: empties @staged, for an open with O_TRUNC.
+ * @apply: applies @list, just changed, to the types (@write_lock held).
+ * @show: lists @list into a seq_file, for readers.
+ */
+struct malloc_type_selection {
+	struct mutex	write_lock;
+	struct mutex	*list_lock;
+	void		*list;
+	size_t		list_size;
+	int		(*check)(const char *word, size_t len);
+	int		(*edit)(void *staged, const char *word, size_t len);
+	void		(*clear)(void *staged);
+	void		(*apply)(void);
+	int		(*show)(struct seq_file *m, void *v);
+};
+
+int malloc_type_selection_change(struct malloc_type_selection *sel,
+				 struct malloc_type_words *words,
+				 const char *buf, size_t len, bool clear,
+				 bool finish);
+int malloc_type_selection_open(struct malloc_type_selection *sel,
+			       struct inode *inode, struct file *file);
+int malloc_type_selection_release(struct malloc_type_selection *sel,
+				  struct inode *inode, struct file *file);
+ssize_t malloc_type_selection_write(struct malloc_type_selection *sel,
+				    struct file *file, const char __user *ubuf,
+				    size_t count, loff_t *ppos);
+loff_t malloc_type_selection_llseek(struct file *file, loff_t offset,
+				    int whence);
+
+/* The most specs set_dtmalloc_probes holds. */
+#define DTMALLOC_SPECS_MAX		64
+
+/* The probes a spec names. */
+#define DTMALLOC_SPEC_MALLOC		BIT(DTMALLOC_PROBE_MALLOC)
+#define DTMALLOC_SPEC_FREE		BIT(DTMALLOC_PROBE_FREE)
+
+/**
+ * struct dtmalloc_spec - a spec of set_dtmalloc_probes
+ * @pattern: the pattern as written, NUL-terminated.
+ * @glob: the glob_match() pattern it turns into.
+ * @probes: the probes it names, DTMALLOC_SPEC_* bits.
+ */
+struct dtmalloc_spec {
+	char	pattern[MALLOC_TYPE_PATTERN_MAX + 1];
+	char	glob[MALLOC_TYPE_GLOB_MAX + 1];
+	u32	probes;
+};
+
+/**
+ * struct dtmalloc_specs - the list of set_dtmalloc_probes
+ * @nr: the number of specs.
+ * @spec: the specs, in no order.
+ */
+struct dtmalloc_specs {
+	unsigned int		nr;
+	struct dtmalloc_spec	spec[DTMALLOC_SPECS_MAX];
+};
+
+/* The most patterns /proc/malloc_types_peak holds. */
+#define MALLOC_TYPE_PEAK_PATTERNS_MAX	64
+
+/**
+ * struct malloc_type_peak_pattern - a pattern of /proc/malloc_types_peak
+ * @pattern: the pattern as written, NUL-terminated.
+ * @glob: the glob_match() pattern it turns into.
+ * @fresh: written by the change being applied: the peaks of the tracked
+ *	types it matches are reset.
+ */
+struct malloc_type_peak_pattern {
+	char	pattern[MALLOC_TYPE_PATTERN_MAX + 1];
+	char	glob[MALLOC_TYPE_GLOB_MAX + 1];
+	bool	fresh;
+};
+
+/**
+ * struct malloc_type_peak_patterns - the list of /proc/malloc_types_peak
+ * @nr: the number of patterns.
+ * @pat: the patterns, in no order.
+ */
+struct malloc_type_peak_patterns {
+	unsigned int			nr;
+	struct malloc_type_peak_pattern	pat[MALLOC_TYPE_PEAK_PATTERNS_MAX];
+};
+
+/* The selections, and their lists for the KUnit tests (mm/malloc_type_c_test.c). */
+extern struct malloc_type_selection dtmalloc_selection;
+extern struct malloc_type_selection malloc_type_peak_selection;
+
+#endif /* _MM_MALLOC_TYPE_SELECTION_H */

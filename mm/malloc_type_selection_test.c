@@ -1,0 +1,322 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests of the selection files (mm/malloc_type_selection.c): tracefs's
+ * set_dtmalloc_probes and /proc/malloc_types_peak, through the function
+ * their write(), open() and close() call.
+ *
+ * - A write is all or nothing: a bad word, an embedded NUL or a selection
+ *   that would overflow fails it with nothing of it applied.
+ * - A word split across writes is one word; the last one is applied when
+ *   white space or the close finishes it.
+ * - Concurrent writers of both files, truncating and appending, leave the
+ *   list, the key and every type's bits in agreement.
+ *
+ * Each test leaves both selections empty, as the kernel boots with them.
+ */
+
+#include <kunit/test.h>
+#include <linux/completion.h>
+#include <linux/jump_label.h>
+#include <linux/kthread.h>
+#include <linux/malloc_type.h>
+#include <linux/random.h>
+#include <linux/string.h>
+
+#include "malloc_type_selection.h"
+
+MALLOC_DEFINE(M_KUNIT_SEL_A, "kunit sel a", "KUnit: selection files");
+MALLOC_DEFINE(M_KUNIT_SEL_B, "kunit sel b", "KUnit: selection files");
+MALLOC_DEFINE(M_KUNIT_SEL_C, "kunit sel:c", "KUnit: a ':' in a probe name");
+
+static struct dtmalloc_specs *specs(void)
+{
+	return dtmalloc_selection.list;
+}
+
+static struct malloc_type_peak_patterns *peaks(void)
+{
+	return malloc_type_peak_selection.list;
+}
+
+/* One write of string @s to @sel, continuing @w. */
+static int sel_write(struct malloc_type_selection *sel,
+		     struct malloc_type_words *w, const char *s)
+{
+	return malloc_type_selection_change(sel, w, s, strlen(s), false, false);
+}
+
+static void sel_clear(struct malloc_type_selection *sel)
+{
+	malloc_type_selection_change(sel, NULL, NULL, 0, true, false);
+}
+
+/* The DTMALLOC_SPEC_* bits the probe selection gives @mtp. */
+static unsigned long probes_of(struct malloc_type *mtp)
+{
+	return READ_ONCE(mtp->ks_mti.mti_events) &
+	       (DTMALLOC_SPEC_MALLOC | DTMALLOC_SPEC_FREE);
+}
+
+static bool has_spec(const char *pattern, u32 probes)
+{
+	unsigned int i;
+
+	for (i = 0; i < specs()->nr; i++)
+		if (!strcmp(specs()->spec[i].pattern, pattern))
+			return specs()->spec[i].probes == probes;
+	return false;
+}
+
+static void all_or_nothing(struct kunit *test)
+{
+	struct malloc_type_words w = {};
+	static const char nul[] = "kunit_sel_b\0kunit_sel_a ";
+	char word[16];
+	unsigned int i;
+
+	KUNIT_ASSERT_EQ(test, sel_write(&dtmalloc_selection, &w,
+					"kunit_sel_a kunit_sel_b:free\n"), 0);
+	KUNIT_EXPECT_EQ(test, probes_of(M_KUNIT_SEL_A),
+			DTMALLOC_SPEC_MALLOC | DTMALLOC_SPEC_FREE);
+	KUNIT_EXPECT_EQ(test, probes_of(M_KUNIT_SEL_B), DTMALLOC_SPEC_FREE);
+	KUNIT_EXPECT_TRUE(test, static_key_enabled(&dtmalloc_probes_selected.key));
+
+	/* A bad word fails the write: the good word before it is not applied. */
+	KUNIT_EXPECT_EQ(test, sel_write(&dtmalloc_selection, &w,
+					"kunit_sel_b:malloc kunit\\9 "),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, probes_of(M_KUNIT_SEL_B), DTMALLOC_SPEC_FREE);
+	KUNIT_EXPECT_EQ(test, sel_write(&dtmalloc_selection, &w,
+					"!kunit_sel_a kunit_sel_b:fre\n"),
+			-EINVAL);
+	KUNIT_EXPECT_NE(test, probes_of(M_KUNIT_SEL_A), 0);
+
+	/* An embedded NUL fails the write, the words after it included. */
+	KUNIT_EXPECT_EQ(test, malloc_type_selection_change(&dtmalloc_selection,
+							   &w, nul,
+							   sizeof(nul) - 1,
+							   false, false),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, probes_of(M_KUNIT_SEL_B), DTMALLOC_SPEC_FREE);
+
+	/* A ':' in a probe name is written \072. */
+	KUNIT_EXPECT_EQ(test, sel_write(&dtmalloc_selection, &w,
+					"kunit_sel:c "), -EINVAL);
+	KUNIT_EXPECT_EQ(test, sel_write(&dtmalloc_selection, &w,
+					"kunit_sel\\072c:malloc "), 0);
+	KUNIT_EXPECT_EQ(test, probes_of(M_KUNIT_SEL_C), DTMALLOC_SPEC_MALLOC);
+
+	/* A selection that would overflow: nothing of the write applies. */
+	sel_clear(&dtmalloc_selection);
+	for (i = 0; i < DTMALLOC_SPECS_MAX - 1; i++) {
+		snprintf(word, sizeof(word), "kunit_%u ", i);
+		KUNIT_ASSERT_EQ(test, sel_write(&dtmalloc_selection, &w, word),
+				0);
+	}
+	KUNIT_EXPECT_EQ(test, sel_write(&dtmalloc_selection, &w,
+					"kunit_sel_a kunit_sel_b "), -ENOSPC);
+	KUNIT_EXPECT_EQ(test, specs()->nr, DTMALLOC_SPECS_MAX - 1);
+	KUNIT_EXPECT_EQ(test, probes_of(M_KUNIT_SEL_A), 0);
+	KUNIT_EXPECT_EQ(test, sel_write(&dtmalloc_selection, &w,
+					"kunit_sel_a "), 0);
+	KUNIT_EXPECT_EQ(test, specs()->nr, DTMALLOC_SPECS_MAX);
+
+	sel_clear(&dtmalloc_selection);
+	KUNIT_EXPECT_EQ(test, specs()->nr, 0);
+	KUNIT_EXPECT_FALSE(test, static_key_enabled(&dtmalloc_probes_selected.key));
+	KUNIT_EXPECT_EQ(test, probes_of(M_KUNIT_SEL_A), 0);
+}
+
+static void words_across_writes(struct kunit *test)
+{
+	struct malloc_type_words w = {};
+
+	/* "kunit_se" + "l_a kunit_sel_b:free" is two words, not three. */
+	KUNIT_ASSERT_EQ(test, sel_write(&dtmalloc_selection, &w, "kunit_se"), 0);
+	KUNIT_EXPECT_EQ(test, specs()->nr, 0);
+	KUNIT_ASSERT_EQ(test, sel_write(&dtmalloc_selection, &w,
+					"l_a kunit_sel_b:fr"), 0);
+	KUNIT_EXPECT_EQ(test, specs()->nr, 1);
+	KUNIT_EXPECT_TRUE(test, has_spec("kunit_sel_a",
+					 DTMALLOC_SPEC_MALLOC | DTMALLOC_SPEC_FREE));
+	/* The close finishes the last word. */
+	KUNIT_ASSERT_EQ(test, malloc_type_selection_change(&dtmalloc_selection,
+							   &w, "ee", 2, false,
+							   true), 0);
+	KUNIT_EXPECT_TRUE(test, has_spec("kunit_sel_b", DTMALLOC_SPEC_FREE));
+	KUNIT_EXPECT_EQ(test, w.part_len, 0);
+
+	/* A failed write drops the word it left unfinished. */
+	KUNIT_ASSERT_EQ(test, sel_write(&malloc_type_peak_selection, &w,
+					"kunit_sel_a kunit_s"), 0);
+	KUNIT_EXPECT_EQ(test, peaks()->nr, 1);
+	KUNIT_EXPECT_TRUE(test, test_bit(MALLOC_TYPE_EV_PEAK,
+					 &M_KUNIT_SEL_A->ks_mti.mti_events));
+	KUNIT_EXPECT_EQ(test, sel_write(&malloc_type_peak_selection, &w,
+					"el_b \x01"), -EINVAL);
+	KUNIT_EXPECT_EQ(test, w.part_len, 0);
+	KUNIT_EXPECT_EQ(test, peaks()->nr, 1);
+	KUNIT_EXPECT_FALSE(test, test_bit(MALLOC_TYPE_EV_PEAK,
+					  &M_KUNIT_SEL_B->ks_mti.mti_events));
+
+	sel_clear(&dtmalloc_selection);
+	sel_clear(&malloc_type_peak_selection);
+	KUNIT_EXPECT_FALSE(test, test_bit(MALLOC_TYPE_EV_PEAK,
+					  &M_KUNIT_SEL_A->ks_mti.mti_events));
+}
+
+/* What the writers of the concurrent test write, at random. */
+static const char *const probe_words[] = {
+	"kunit_sel_a", "kunit_sel_b:malloc", "kunit_sel_?:free", "kunit_sel*",
+	"!kunit_sel_a", "!kunit_sel_b:malloc", "!kunit_sel*", "kunit_sel\\072c",
+	"kunit_[ab]*", "!kunit_sel_?:free",
+};
+
+static const char *const peak_words[] = {
+	"kunit_sel_a", "kunit_sel_b", "kunit_sel_?", "kunit_sel*",
+	"!kunit_sel_a", "!kunit_sel_b", "!kunit_sel*", "kunit_sel:c",
+	"kunit_[ab]*", "!kunit_sel_?",
+};
+
+struct sel_writer {
+	struct malloc_type_selection	*sel;
+	const char *const		*words;
+	struct completion		done;
+	unsigned int			iterations;
+	int				errors;
+};
+
+static int sel_writer_fn(void *arg)
+{
+	struct sel_writer *wr = arg;
+	struct malloc_type_words w = {};
+	char buf[64];
+	unsigned int i;
+
+	for (i = 0; i < wr->iterations; i++) {
+		const char *a = wr->words[get_random_u32_below(10)];
+		const char *b = wr->words[get_random_u32_below(10)];
+		int n = snprintf(buf, sizeof(buf), "%s %s\n", a, b);
+		bool trunc = get_random_u32_below(4) == 0;
+
+		if (malloc_type_selection_change(wr->sel, &w, buf, n, trunc,
+						 false))
+			wr->errors++;
+		cond_resched();
+	}
+	complete(&wr->done);
+	return 0;
+}
+
+struct sel_verify {
+	struct kunit	*test;
+	unsigned int	tracked;
+};
+
+/* Checks one type against both lists: its probe and peak bits. */
+static int sel_verify_type(struct malloc_type *mtp, void *arg)
+{
+	struct sel_verify *v = arg;
+	struct kunit *test = v->test;
+	const char *probe = mtp->ks_mti.mti_probename;
+	unsigned long events = READ_ONCE(mtp->ks_mti.mti_events);
+	u32 want = 0;
+	bool peak = false;
+	unsigned int i;
+
+	for (i = 0; i < specs()->nr; i++)
+		if (glob_match(specs()->spec[i].glob, probe))
+			want |= specs()->spec[i].probes;
+	for (i = 0; i < peaks()->nr; i++)
+		if (glob_match(peaks()->pat[i].glob, probe))
+			peak = true;
+	KUNIT_EXPECT_EQ_MSG(test, events & (DTMALLOC_SPEC_MALLOC | DTMALLOC_SPEC_FREE),
+			    (unsigned long)want, "probes of %s", probe);
+	for (i = 0; i < DTMALLOC_PROBE_MAX; i++)
+		KUNIT_EXPECT_EQ_MSG(test, !!READ_ONCE(mtp->ks_mti.mti_probes[i]),
+				    !!(want & BIT(i)), "probe %u of %s", i,
+				    probe);
+	KUNIT_EXPECT_EQ_MSG(test, !!(events & BIT(MALLOC_TYPE_EV_PEAK)), peak,
+			    "peak of %s", probe);
+	v->tracked += !!(events & BIT(MALLOC_TYPE_EV_PEAK));
+	return 0;
+}
+
+static int sel_count_tracked(struct malloc_type *mtp, void *arg)
+{
+	unsigned int *n = arg;
+
+	*n += test_bit(MALLOC_TYPE_EV_PEAK, &mtp->ks_mti.mti_events);
+	return 0;
+}
+
+/*
+ * Writers of both files at once, truncating and appending: once they are
+ * done, the probe key is on exactly when the list is not empty, and every
+ * type's probe and peak bits are what the lists say; the keys of the
+ * accounting count one reference per tracked type besides those they had.
+ */
+static void concurrent_writers(struct kunit *test)
+{
+	struct sel_writer wr[4] = {
+		{ .sel = &dtmalloc_selection, .words = probe_words },
+		{ .sel = &dtmalloc_selection, .words = probe_words },
+		{ .sel = &malloc_type_peak_selection, .words = peak_words },
+		{ .sel = &malloc_type_peak_selection, .words = peak_words },
+	};
+	struct sel_verify v = { .test = test };
+	unsigned int i, tracked0 = 0;
+	int malloc0, free0;
+
+	static_assert(ARRAY_SIZE(probe_words) == 10 &&
+		      ARRAY_SIZE(peak_words) == 10);
+	/* The keys' references besides the tracked types' (the tracepoints'). */
+	malloc_type_for_each(sel_count_tracked, &tracked0);
+	malloc0 = static_key_count(&malloc_type_events.malloc.key) - tracked0;
+	free0 = static_key_count(&malloc_type_events.free.key) - tracked0;
+	for (i = 0; i < ARRAY_SIZE(wr); i++) {
+		struct task_struct *t;
+
+		wr[i].iterations = 150;
+		init_completion(&wr[i].done);
+		t = kthread_run(sel_writer_fn, &wr[i], "mt_sel_test/%u", i);
+		KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+	}
+	for (i = 0; i < ARRAY_SIZE(wr); i++) {
+		wait_for_completion(&wr[i].done);
+		KUNIT_EXPECT_EQ(test, wr[i].errors, 0);
+	}
+
+	mutex_lock(&dtmalloc_selection.write_lock);
+	mutex_lock(&malloc_type_peak_selection.write_lock);
+	KUNIT_EXPECT_EQ(test, static_key_enabled(&dtmalloc_probes_selected.key),
+			specs()->nr > 0);
+	malloc_type_for_each(sel_verify_type, &v);
+	KUNIT_EXPECT_EQ(test, static_key_count(&malloc_type_events.malloc.key),
+			malloc0 + (int)v.tracked);
+	KUNIT_EXPECT_EQ(test, static_key_count(&malloc_type_events.free.key),
+			free0 + (int)v.tracked);
+	mutex_unlock(&malloc_type_peak_selection.write_lock);
+	mutex_unlock(&dtmalloc_selection.write_lock);
+
+	sel_clear(&dtmalloc_selection);
+	sel_clear(&malloc_type_peak_selection);
+	KUNIT_EXPECT_FALSE(test, static_key_enabled(&dtmalloc_probes_selected.key));
+}
+
+static struct kunit_case malloc_type_selection_cases[] = {
+	KUNIT_CASE(all_or_nothing),
+	KUNIT_CASE(words_across_writes),
+	KUNIT_CASE_SLOW(concurrent_writers),
+	{}
+};
+
+static struct kunit_suite malloc_type_selection_suite = {
+	.name = "malloc_type_selection",
+	.test_cases = malloc_type_selection_cases,
+};
+
+kunit_test_suite(malloc_type_selection_suite);
+
+MODULE_DESCRIPTION("KUnit tests of the malloc types selection files");
+MODULE_LICENSE("GPL");
