@@ -13,7 +13,9 @@
  * The registry is a list under a mutex. Allocation and free never take the
  * mutex: they touch only the type's own per-CPU statistics. Readers walk the
  * list with malloc_type_for_each(), holding the mutex, so a module's type
- * cannot go away under a reader.
+ * cannot go away under a reader; or under rcu_read_lock(), as the stream of
+ * /proc/malloc_stats does (mm/malloc_type_stream.c), so as not to hold up
+ * module loads and unloads.
  *
  * Zones: with malloc_types.numzones=N (default 1) on the command line, zones
  * 1..N-1 are dedicated sets of kmalloc buckets (kmem_buckets_create()) and
@@ -40,6 +42,7 @@
 #include <linux/vmalloc.h>
 #include <linux/vmcore_info.h>
 
+#include "malloc_type_internal.h"
 #include "slab.h"
 
 #ifdef MODULE_PARAM_PREFIX
@@ -92,8 +95,9 @@ MODULE_PARM_DESC(default_types,
 /* Zone i > 0 allocates from malloc_type_buckets[i]; [0] is unused. */
 static kmem_buckets *malloc_type_buckets[MALLOC_TYPE_MAX_ZONES];
 
-static DEFINE_MUTEX(malloc_type_mutex);
-static LIST_HEAD(malloc_type_list);
+DEFINE_MUTEX(malloc_type_mutex);
+LIST_HEAD(malloc_type_list);
+unsigned long malloc_type_unregistered;
 static unsigned int malloc_type_nr;
 static u64 malloc_type_next_id = 1;
 
@@ -428,7 +432,7 @@ static int malloc_type_register(struct malloc_type *mtp, struct module *mod)
 	malloc_type_peak_register(mtp);
 	/* Publish the statistics last: their presence means "registered". */
 	smp_store_release(&mti->mti_stats, stats);
-	list_add(&mti->mti_list, &malloc_type_list);
+	list_add_rcu(&mti->mti_list, &malloc_type_list);
 	WRITE_ONCE(malloc_type_nr, malloc_type_nr + 1);
 	return 0;
 }
@@ -455,7 +459,9 @@ malloc_type_unpublish(struct malloc_type *mtp)
 
 	if (!stats)
 		return NULL;
-	list_del_init(&mti->mti_list);
+	/* Before the type leaves the list (see malloc_type_unregistered). */
+	WRITE_ONCE(malloc_type_unregistered, malloc_type_unregistered + 1);
+	list_del_rcu(&mti->mti_list);
 	WRITE_ONCE(malloc_type_nr, malloc_type_nr - 1);
 	WRITE_ONCE(mti->mti_stats, NULL);
 	malloc_type_peak_unregister(mtp);

@@ -5,8 +5,8 @@
 //! - `/proc/malloc_types`: a table for people with the columns of FreeBSD's `vmstat -m` (Type,
 //!   InUse, MemUse, Requests, Size(s)) and the type's zone, failures, peak and owner, behind a
 //!   version line, as `/proc/slabinfo` and `/proc/allocinfo` are.
-//! - `/proc/malloc_stats`: the binary stream for programs, laid out as FreeBSD's
-//!   `kern.malloc_stats` sysctl (`include/uapi/linux/malloc_type.h`).
+//! - `/proc/malloc_stats` (the binary stream for programs, laid out as FreeBSD's
+//!   `kern.malloc_stats` sysctl) is made as it is read, in C: `mm/malloc_type_stream.c`.
 //! - sysctls `kernel.malloc_count`, `vm.malloc_zone_count`, `vm.malloc_zone_sizes` and
 //!   `vm.malloc_numzones`.
 //!
@@ -22,7 +22,6 @@ use core::{
     mem::MaybeUninit, //
 };
 use kernel::{
-    cpu::nr_cpu_ids,
     malloc_type::{
         self,
         MallocType,
@@ -55,12 +54,8 @@ module! {
 /// 1.1 added the columns Fails, HighUse and Owner after Zone.
 const TYPES_VERSION: &str = "1.1";
 
-/// `MALLOC_TYPE_STREAM_VERSION` of the binary stream.
-const STREAM_VERSION: u32 = kernel::bindings::MALLOC_TYPE_STREAM_VERSION;
-
 struct MallocTypeProc {
     _types: SingleFile<TypesFile>,
-    _stats: SingleFile<StatsFile>,
     _kernel: sysctl::Registration,
     _vm: sysctl::Registration,
 }
@@ -69,7 +64,6 @@ impl kernel::Module for MallocTypeProc {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         Ok(Self {
             _types: SingleFile::new(c"malloc_types", 0o400)?,
-            _stats: SingleFile::new(c"malloc_stats", 0o400)?,
             _kernel: sysctl::Registration::register(
                 c"kernel",
                 &[ro_ints::<MallocCount>(c"malloc_count")],
@@ -93,24 +87,6 @@ impl kernel::Module for MallocTypeProc {
 trait Sink: Write {
     /// Appends `bytes`.
     fn put(&mut self, bytes: &[u8]) -> Result;
-
-    /// Makes room for `len` more bytes, so that the appends that follow do not allocate (they
-    /// may run with preemption disabled).
-    fn reserve(&mut self, _len: usize) -> Result {
-        Ok(())
-    }
-
-    /// Appends the record `rec`, of a size known at compile time.
-    #[inline(always)]
-    fn put_array<const N: usize>(&mut self, rec: &[u8; N]) -> Result {
-        self.put(rec)
-    }
-
-    /// Returns whether the sink is full and drops what is written to it: the seq_file core then
-    /// calls `show` again with a larger buffer, so formatting the rest would be wasted.
-    fn is_full(&self) -> bool {
-        false
-    }
 }
 
 /// The seq_file of a reader.
@@ -127,16 +103,6 @@ impl Sink for SeqOut<'_> {
     fn put(&mut self, bytes: &[u8]) -> Result {
         self.0.write(bytes);
         Ok(())
-    }
-
-    #[inline(always)]
-    fn put_array<const N: usize>(&mut self, rec: &[u8; N]) -> Result {
-        self.0.write_array(rec);
-        Ok(())
-    }
-
-    fn is_full(&self) -> bool {
-        self.0.has_overflowed()
     }
 }
 
@@ -440,147 +406,6 @@ impl SingleShow for TypesFile {
     }
 }
 
-// The stream's records, as laid out in `include/uapi/linux/malloc_type.h`.
-const STREAM_HEADER_SIZE: usize = 16;
-const TYPE_HEADER_SIZE: usize = 128;
-const STATS_SIZE: usize = 64;
-const _: () = {
-    use kernel::bindings::{
-        malloc_type_header,
-        malloc_type_stats,
-        malloc_type_stream_header, //
-    };
-    assert!(size_of::<malloc_type_stream_header>() == STREAM_HEADER_SIZE);
-    assert!(size_of::<malloc_type_header>() == TYPE_HEADER_SIZE);
-    assert!(size_of::<malloc_type_stats>() == STATS_SIZE);
-    // The offsets `put_type_header` and `put_stats` write at.
-    assert!(core::mem::offset_of!(malloc_type_header, mth_id) == 32);
-    assert!(core::mem::offset_of!(malloc_type_header, mth_zone) == 40);
-    assert!(core::mem::offset_of!(malloc_type_header, mth_flags) == 44);
-    assert!(core::mem::offset_of!(malloc_type_header, mth_peak) == 48);
-    assert!(core::mem::offset_of!(malloc_type_header, mth_owner) == 64);
-    assert!(core::mem::offset_of!(malloc_type_stats, mts_memfreed) == 8);
-    assert!(core::mem::offset_of!(malloc_type_stats, mts_numallocs) == 16);
-    assert!(core::mem::offset_of!(malloc_type_stats, mts_numfrees) == 24);
-    assert!(core::mem::offset_of!(malloc_type_stats, mts_size) == 32);
-    assert!(core::mem::offset_of!(malloc_type_stats, mts_numfailures) == 40);
-};
-
-/// Appends `struct malloc_type_stream_header` for `count` types of `ncpus` records to `out`.
-fn put_stream_header(out: &mut impl Sink, ncpus: u32, count: u32) -> Result {
-    for v in [STREAM_VERSION, ncpus, count, 0] {
-        out.put(&v.to_ne_bytes())?;
-    }
-    Ok(())
-}
-
-/// Appends `struct malloc_type_header` of `t` to `out`, in one write: the name (at most
-/// [`malloc_type::NAME_MAX`] bytes, NUL-padded), the id, the zone, the flags and the peak at
-/// their offsets, the owner (at most [`malloc_type::OWNER_MAX`] bytes, NUL-padded) (see
-/// `MallocType::uapi_header`), the reserved word zero.
-fn put_type_header(out: &mut impl Sink, t: &MallocType) -> Result {
-    let mut rec = [0u8; TYPE_HEADER_SIZE];
-    let name = t.name().to_bytes();
-    let n = name.len().min(malloc_type::NAME_MAX);
-    rec[..n].copy_from_slice(&name[..n]);
-    let peak = t.peak();
-    let mut flags = if peak.is_some() {
-        kernel::bindings::MALLOC_TYPE_F_PEAK
-    } else {
-        0
-    };
-    if t.is_module() {
-        flags |= kernel::bindings::MALLOC_TYPE_F_MODULE;
-    }
-    rec[32..40].copy_from_slice(&t.id().to_ne_bytes());
-    rec[40..44].copy_from_slice(&t.zone().to_ne_bytes());
-    rec[44..48].copy_from_slice(&flags.to_ne_bytes());
-    rec[48..56].copy_from_slice(&peak.unwrap_or(0).to_ne_bytes());
-    let owner = t.owner().to_bytes();
-    let n = owner.len().min(malloc_type::OWNER_MAX);
-    rec[64..64 + n].copy_from_slice(&owner[..n]);
-    out.put_array(&rec)
-}
-
-/// Appends `struct malloc_type_stats` with the counters of `s` to `out`, in one write.
-fn put_stats(out: &mut impl Sink, s: &Stats) -> Result {
-    let mut rec = [0u8; STATS_SIZE];
-    rec[0..8].copy_from_slice(&s.memalloced.to_ne_bytes());
-    rec[8..16].copy_from_slice(&s.memfreed.to_ne_bytes());
-    rec[16..24].copy_from_slice(&s.numallocs.to_ne_bytes());
-    rec[24..32].copy_from_slice(&s.numfrees.to_ne_bytes());
-    rec[32..40].copy_from_slice(&s.size.to_ne_bytes());
-    rec[40..48].copy_from_slice(&s.numfailures.to_ne_bytes());
-    out.put_array(&rec)
-}
-
-/// The length in bytes of a stream of `types` types of `ncpus` records each.
-fn stream_len(types: usize, ncpus: usize) -> usize {
-    let per_type = ncpus
-        .saturating_mul(STATS_SIZE)
-        .saturating_add(TYPE_HEADER_SIZE);
-    types
-        .saturating_mul(per_type)
-        .saturating_add(STREAM_HEADER_SIZE)
-}
-
-/// Writes the whole `/proc/malloc_stats` stream of the types registered now to `out`.
-///
-/// The registry is walked once with the registry mutex held, which also keeps the number of
-/// types fixed, so the stream is complete and consistent: it holds exactly the types present at
-/// that time, and its header counts them. Each type has one record per CPU id below
-/// `nr_cpu_ids`; ids that are not possible CPUs get zeros.
-fn write_stream(out: &mut impl Sink) -> Result {
-    let ncpus = nr_cpu_ids();
-    let mut header_done = false;
-    let r = malloc_type::try_for_each(
-        |t: &MallocType| -> core::result::Result<(), Option<Error>> {
-            if !header_done {
-                // Registration needs the mutex this walk holds: the count cannot change under it.
-                put_stream_header(out, ncpus, malloc_type::count())?;
-                header_done = true;
-            }
-            // A full buffer is dropped and `show` called again with a larger one (see `TypesFile`).
-            if out.is_full() {
-                return Err(None);
-            }
-            put_type_header(out, t)?;
-            // The records of all CPUs under one lookup of the statistics, which keeps preemption
-            // disabled: the room for them is made before.
-            out.reserve(ncpus as usize * STATS_SIZE)?;
-            let mut r = Ok(());
-            t.for_each_cpu_stats(ncpus, |s| {
-                if r.is_ok() {
-                    r = put_stats(out, s);
-                }
-            });
-            Ok(r?)
-        },
-    );
-    match r {
-        Ok(()) | Err(None) => {}
-        Err(Some(e)) => return Err(e),
-    }
-    if !header_done {
-        put_stream_header(out, ncpus, 0)?;
-    }
-    Ok(())
-}
-
-/// `/proc/malloc_stats`.
-struct StatsFile;
-
-impl SingleShow for StatsFile {
-    fn size_hint() -> usize {
-        let types = (malloc_type::count() as usize).saturating_add(HINT_SLACK_TYPES);
-        stream_len(types, nr_cpu_ids() as usize)
-    }
-
-    fn show(m: &SeqFile) -> Result {
-        write_stream(&mut SeqOut(m))
-    }
-}
-
 /// `kernel.malloc_count`: the number of registered types.
 struct MallocCount;
 
@@ -643,9 +468,6 @@ mod tests {
             Ok(self.0.extend_from_slice(bytes, GFP_KERNEL)?)
         }
 
-        fn reserve(&mut self, len: usize) -> Result {
-            Ok(self.0.reserve(len, GFP_KERNEL)?)
-        }
     }
 
     fn row(name: &[u8], zone: u32, s: &Stats) -> Result<KVec<u8>> {
@@ -873,80 +695,15 @@ mod tests {
         Ok(())
     }
 
-    /// The size hints cover the whole files, so that one `show` call produces them: the exact
-    /// stream length plus room for a few more types, and the text with every row.
+    /// The size hint covers the whole file, so that one `show` call produces it.
     #[test]
-    fn size_hints_cover_the_files() -> Result {
-        let mut stream = Buf(KVec::new());
-        write_stream(&mut stream)?;
-        let hint = StatsFile::size_hint();
-        assert!(stream.0.len() <= hint);
-        let count = malloc_type::count() as usize;
-        let ncpus = nr_cpu_ids() as usize;
-        assert_eq!(stream.0.len(), stream_len(count, ncpus));
-        assert_eq!(hint, stream_len(count + HINT_SLACK_TYPES, ncpus));
-
+    fn size_hint_covers_the_file() -> Result {
         let mut text = Buf(KVec::new());
         write_types_header(&mut text).map_err(|_| ENOMEM)?;
         malloc_type::try_for_each(|t: &MallocType| {
             write_type_row(&mut text, &RowData::of(t)).map_err(|_| ENOMEM)
         })?;
         assert!(text.0.len() <= TypesFile::size_hint());
-        Ok(())
-    }
-
-    #[test]
-    fn stream_is_complete() -> Result {
-        kernel::malloc_define!(M_STREAM_TEST, "stream test", "A type in the stream");
-        let p = M_STREAM_TEST.malloc(100, GFP_KERNEL)?;
-        let mut buf = Buf(KVec::new());
-        write_stream(&mut buf)?;
-        let stream = buf.0;
-        // SAFETY: `p` was allocated by `M_STREAM_TEST.malloc` with size 100 just above.
-        unsafe { M_STREAM_TEST.free(p.as_ptr().cast()) };
-
-        let u32_at = |off: usize| {
-            u32::from_ne_bytes([
-                stream[off],
-                stream[off + 1],
-                stream[off + 2],
-                stream[off + 3],
-            ])
-        };
-        assert_eq!(u32_at(0), STREAM_VERSION);
-        let ncpus = u32_at(4) as usize;
-        let count = u32_at(8) as usize;
-        assert_eq!(ncpus, nr_cpu_ids() as usize);
-        assert!(count >= 1);
-        let per_type = 128 + 64 * ncpus;
-        assert_eq!(stream.len(), 16 + count * per_type);
-
-        // Find the test type by name and check its summed records.
-        let mut found = 0;
-        for i in 0..count {
-            let base = 16 + i * per_type;
-            if &stream[base..base + 12] != b"stream test\0" {
-                continue;
-            }
-            found += 1;
-            assert_eq!(&stream[base + 64..base + 72], b"vmlinux\0");
-            let (mut allocs, mut bytes, mut mask) = (0u64, 0u64, 0u64);
-            for cpu in 0..ncpus {
-                let rec = base + 128 + cpu * 64;
-                let u64_at = |off: usize| {
-                    let mut a = [0u8; 8];
-                    a.copy_from_slice(&stream[off..off + 8]);
-                    u64::from_ne_bytes(a)
-                };
-                bytes += u64_at(rec);
-                allocs += u64_at(rec + 16);
-                mask |= u64_at(rec + 32);
-            }
-            assert_eq!(allocs, 1);
-            assert_eq!(bytes, 128);
-            assert_eq!(mask, 1 << 5);
-        }
-        assert_eq!(found, 1);
         Ok(())
     }
 }

@@ -13,6 +13,12 @@
  *	mtsh_count * (sizeof(struct malloc_type_header) +
  *		      mtsh_maxcpus * sizeof(struct malloc_type_stats))
  *
+ * The set of types is the one registered when the stream is read from
+ * offset 0, and mtsh_count counts it; each type's records are read when the
+ * reading reaches them, from its per-CPU counters. A type unregistered in
+ * between (its module unloaded) keeps its place, as a record with only
+ * mth_id and MALLOC_TYPE_F_GONE set and all else zero, which readers skip.
+ *
  * Differences from FreeBSD: the per-type header is 128 bytes, not 32; it
  * carries the type's zone, a registration id that tells two types of the
  * same name apart, the module that owns the type and its peak bytes in use;
@@ -57,6 +63,7 @@ struct malloc_type_stream_header {
 /* Bits of malloc_type_header.mth_flags. */
 #define MALLOC_TYPE_F_MODULE		0x00000001	/* defined in a loadable module */
 #define MALLOC_TYPE_F_PEAK		0x00000002	/* mth_peak is tracked */
+#define MALLOC_TYPE_F_GONE		0x00000004	/* unregistered while read */
 
 /**
  * struct malloc_type_header - 128 bytes that open each type's records

@@ -142,6 +142,28 @@ rmmod malloc_type_many_test || fail "rmmod malloc_type_many_test"
 n=$(grep -c '^ *many [0-9][0-9][0-9] ' $types)
 [ "$n" = 0 ] || fail "$n types left after rmmod"
 
+# A type that goes while the stream is read keeps its place, flagged as
+# gone: the stream has the length its header announces, and memstat leaves
+# the type out. The first read takes the set of types (the module's 200
+# among them); the module is unloaded before the rest is read.
+insmod $many || fail "insmod $many"
+{
+	dd bs=16 count=1 of=/tmp/gone.head 2>/dev/null
+	rmmod malloc_type_many_test || fail "rmmod malloc_type_many_test while reading"
+	cat >/tmp/gone.tail
+} <$stats
+cat /tmp/gone.head /tmp/gone.tail >/tmp/gone.stream
+set -- $(od -An -tu4 -N16 /tmp/gone.stream)
+[ "$3" = $((count + 200)) ] || fail "the stream header counts $3 types, not $((count + 200))"
+[ "$(wc -c </tmp/gone.stream)" = $((16 + $3 * (128 + 64 * $2))) ] ||
+	fail "the stream is $(wc -c </tmp/gone.stream) bytes, not the length its header announces"
+memstat -m -a -H -f /tmp/gone.stream >/tmp/gone.out 2>&1 ||
+	fail "memstat does not read a stream with types gone: $(tail -n 1 /tmp/gone.out)"
+n=$(grep -c ' many [0-9][0-9][0-9] ' /tmp/gone.out)
+[ "$n" = 0 ] || fail "memstat shows $n of the types gone"
+[ "$(($(wc -l </tmp/gone.out) - 1))" = "$count" ] || fail "memstat shows $(($(wc -l </tmp/gone.out) - 1)) types, not $count"
+rm -f /tmp/gone.*
+
 # Readers racing module load and unload: every stream parses (KASAN and
 # lockdep watch the kernel side).
 rm -f /tmp/stop /tmp/bad

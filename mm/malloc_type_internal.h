@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Malloc types: the registry's state that other files of mm/ read
+ * (mm/malloc_type.c). Internal to mm/.
+ */
+#ifndef _MM_MALLOC_TYPE_INTERNAL_H
+#define _MM_MALLOC_TYPE_INTERNAL_H
+
+#include <linux/list.h>
+#include <linux/mutex.h>
+
+/*
+ * The registered types, newest (highest mti_id) first, linked by
+ * mti_list: changed under malloc_type_mutex, with the RCU list functions,
+ * so that readers may walk it under rcu_read_lock() too. A type taken out
+ * stays valid for the readers that may still see it until a grace period
+ * has elapsed.
+ */
+extern struct mutex malloc_type_mutex;
+extern struct list_head malloc_type_list;
+
+/*
+ * The number of types unregistered since boot, incremented (under the
+ * registry mutex) before a type leaves the list: a reader that saw the
+ * same count before and after finding a type knows the type is still
+ * registered.
+ */
+extern unsigned long malloc_type_unregistered;
+
+struct iov_iter;
+struct malloc_type_stream;
+
+/* /proc/malloc_stats (mm/malloc_type_stream.c), for its KUnit tests too. */
+struct malloc_type_stream *malloc_type_stream_open(void);
+ssize_t malloc_type_stream_read(struct malloc_type_stream *st,
+				struct iov_iter *to, loff_t *pos);
+void malloc_type_stream_release(struct malloc_type_stream *st);
+
+#endif /* _MM_MALLOC_TYPE_INTERNAL_H */
