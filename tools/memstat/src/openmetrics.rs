@@ -32,6 +32,19 @@
 //! Only malloc types are exported; slab caches in the same list are left
 //! out (node exporter's slab collector covers them).
 //!
+//! The text is written by the Prometheus project's `prometheus-client` crate
+//! ([`prometheus_client::encoding::prometheus_text`]: the names, `# HELP` and
+//! `# TYPE` lines, the escaping of label values and help texts, the number
+//! formats). Its OpenMetrics encoder (`encoding::text`) is not used: node
+//! exporter's textfile collector and `promtool check metrics` (2.42) parse the
+//! text format 0.0.4, where an OpenMetrics counter's `# TYPE
+//! malloc_type_requests counter` names no sample and its
+//! `malloc_type_requests_total` samples are left untyped (promtool: "no help
+//! text", exit status 3); a Prometheus server reads either. Ours are the
+//! families and label sets below (a [`Collector`] of constant samples built
+//! from the list on each call) and the textfile writer: no crate writes
+//! node exporter's textfile.
+//!
 //! ```
 //! use memstat::{openmetrics, stream, MemoryTypeList};
 //! let s = stream::write_stream(1, &[stream::StreamType {
@@ -48,142 +61,159 @@
 //! ));
 //! ```
 
-use std::fmt::Write as _;
 use std::io::{self, Write};
+
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{prometheus_text, DescriptorEncoder, EncodeMetric};
+use prometheus_client::metrics::counter::ConstCounter;
+use prometheus_client::metrics::gauge::ConstGauge;
+use prometheus_client::metrics::MetricType;
+use prometheus_client::registry::Registry;
 
 use crate::types::{Allocator, MemoryType, MemoryTypeList};
 
 /// The `Content-Type` of the exposition, for an HTTP exporter.
-pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+pub const CONTENT_TYPE: &str = prometheus_text::CONTENT_TYPE;
 
-/// One family: name, type, help, and the value of a malloc type (`None`:
-/// no sample for that type).
+/// One family: name (without the `_total` that the encoder adds to a counter's), type, help,
+/// and the value of a malloc type (`None`: no sample for that type).
 struct Family {
     name: &'static str,
-    kind: &'static str,
+    kind: MetricType,
     help: &'static str,
     value: fn(&MemoryType) -> Option<u64>,
 }
 
 const FAMILIES: &[Family] = &[
     Family {
-        name: "malloc_type_requests_total",
-        kind: "counter",
+        name: "malloc_type_requests",
+        kind: MetricType::Counter,
         help: "Allocations charged to the malloc type (mts_numallocs summed over the CPUs).",
         value: |t| Some(t.numallocs()),
     },
     Family {
-        name: "malloc_type_frees_total",
-        kind: "counter",
+        name: "malloc_type_frees",
+        kind: MetricType::Counter,
         help: "Frees charged to the malloc type (mts_numfrees summed over the CPUs).",
         value: |t| Some(t.numfrees()),
     },
     Family {
-        name: "malloc_type_allocated_bytes_total",
-        kind: "counter",
+        name: "malloc_type_allocated_bytes",
+        kind: MetricType::Counter,
         help: "Bytes allocated by the malloc type, as accounted (mts_memalloced).",
         value: |t| Some(t.memalloced()),
     },
     Family {
-        name: "malloc_type_freed_bytes_total",
-        kind: "counter",
+        name: "malloc_type_freed_bytes",
+        kind: MetricType::Counter,
         help: "Bytes freed by the malloc type, as accounted (mts_memfreed).",
         value: |t| Some(t.memfreed()),
     },
     Family {
         name: "malloc_type_in_use_allocations",
-        kind: "gauge",
+        kind: MetricType::Gauge,
         help: "Allocations of the malloc type not freed (vmstat -m InUse).",
         value: |t| Some(t.count()),
     },
     Family {
         name: "malloc_type_in_use_bytes",
-        kind: "gauge",
+        kind: MetricType::Gauge,
         help: "Bytes of the malloc type in use (vmstat -m MemUse, in bytes).",
         value: |t| Some(t.bytes()),
     },
     Family {
         name: "malloc_type_size_classes_used",
-        kind: "gauge",
+        kind: MetricType::Gauge,
         help: "Kmalloc size classes the malloc type has allocated from (bits of mts_size).",
         value: |t| Some(u64::from(t.sizemask().count_ones())),
     },
     Family {
-        name: "malloc_type_failures_total",
-        kind: "counter",
+        name: "malloc_type_failures",
+        kind: MetricType::Counter,
         help: "Allocations of the malloc type that returned no memory (mts_numfailures).",
         value: |t| Some(t.failures()),
     },
     Family {
         name: "malloc_type_peak_bytes",
-        kind: "gauge",
+        kind: MetricType::Gauge,
         help: "Peak bytes in use of the malloc type since its tracking started or was reset \
                (mth_peak; only types named in /proc/malloc_types_peak).",
         value: MemoryType::peak,
     },
 ];
 
-/// Appends `v` escaped as a label value: backslash, double quote and line
-/// feed as `\\`, `\"` and `\n`.
-fn escape_label(out: &mut String, v: &str) {
-    for c in v.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '"' => out.push_str("\\\""),
-            '\n' => out.push_str("\\n"),
-            c => out.push(c),
-        }
-    }
-}
+/// A label set: `(name, value)` pairs in their order in the exposition.
+type Labels = Vec<(&'static str, String)>;
 
-/// The label set of a type, `{...}`.
-fn labels(t: &MemoryType) -> String {
-    let mut l = String::with_capacity(96);
-    l.push_str("{type=\"");
-    escape_label(&mut l, t.name());
-    l.push_str("\",probe=\"");
-    escape_label(&mut l, &t.probe_name());
-    // Writing to a `String` cannot fail.
-    let _ = write!(
-        l,
-        "\",id=\"{}\",zone=\"{}\",origin=\"{}\"",
-        t.id(),
-        t.zone(),
-        if t.is_module() { "module" } else { "vmlinux" }
-    );
+/// The label set of a type.
+fn labels(t: &MemoryType) -> Labels {
+    let mut l = vec![
+        ("type", t.name().to_string()),
+        ("probe", t.probe_name()),
+        ("id", t.id().to_string()),
+        ("zone", t.zone().to_string()),
+        (
+            "origin",
+            if t.is_module() { "module" } else { "vmlinux" }.to_string(),
+        ),
+    ];
     if !t.owner().is_empty() {
-        l.push_str(",module=\"");
-        escape_label(&mut l, t.owner());
-        l.push('"');
+        l.push(("module", t.owner().to_string()));
     }
-    l.push('}');
     l
 }
 
-/// Writes the metrics of the malloc types of `list` to `out`, in the
-/// Prometheus text exposition format, in list order within each family.
+/// The malloc types of a list as the encoder takes them: each type's label set and its value
+/// in each family of [`FAMILIES`], in list order.
+#[derive(Debug)]
+struct Snapshot {
+    series: Vec<(Labels, Vec<Option<u64>>)>,
+}
+
+impl Collector for Snapshot {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> std::fmt::Result {
+        for (i, f) in FAMILIES.iter().enumerate() {
+            let mut family = encoder.encode_descriptor(f.name, f.help, None, f.kind)?;
+            for (labels, values) in &self.series {
+                let Some(v) = values[i] else { continue };
+                let sample = family.encode_family(labels)?;
+                match f.kind {
+                    MetricType::Counter => ConstCounter::new(v).encode(sample)?,
+                    _ => ConstGauge::new(v).encode(sample)?,
+                }
+            }
+        }
+        let family = encoder.encode_descriptor(
+            "malloc_types",
+            "Malloc types registered.",
+            None,
+            MetricType::Gauge,
+        )?;
+        ConstGauge::new(self.series.len()).encode(family)
+    }
+}
+
+/// The metrics of the malloc types of `list`, in the Prometheus text exposition format, in
+/// list order within each family.
+pub fn exposition(list: &MemoryTypeList) -> String {
+    let series = list
+        .iter()
+        .filter(|t| t.allocator() == Allocator::Malloc)
+        .map(|t| (labels(t), FAMILIES.iter().map(|f| (f.value)(t)).collect()))
+        .collect();
+    let mut registry = Registry::default();
+    registry.register_collector(Box::new(Snapshot { series }));
+    let mut text = String::new();
+    // The encoder fails only when its writer does, and a `String` does not.
+    let _ = prometheus_text::encode(&mut text, &registry);
+    text
+}
+
+/// Writes the metrics of the malloc types of `list` to `out`: [`exposition`].
 ///
 /// Errors: those of `out`.
 pub fn write_metrics(list: &MemoryTypeList, out: &mut impl Write) -> io::Result<()> {
-    let types: Vec<&MemoryType> = list
-        .iter()
-        .filter(|t| t.allocator() == Allocator::Malloc)
-        .collect();
-    let labels: Vec<String> = types.iter().map(|t| labels(t)).collect();
-    let mut text = String::with_capacity(256 + types.len() * FAMILIES.len() * 128);
-    for f in FAMILIES {
-        let _ = writeln!(text, "# HELP {} {}", f.name, f.help);
-        let _ = writeln!(text, "# TYPE {} {}", f.name, f.kind);
-        for (t, l) in types.iter().zip(&labels) {
-            if let Some(v) = (f.value)(t) {
-                let _ = writeln!(text, "{}{} {}", f.name, l, v);
-            }
-        }
-    }
-    let _ = writeln!(text, "# HELP malloc_types Malloc types registered.");
-    let _ = writeln!(text, "# TYPE malloc_types gauge");
-    let _ = writeln!(text, "malloc_types {}", types.len());
-    out.write_all(text.as_bytes())
+    out.write_all(exposition(list).as_bytes())
 }
 
 /// Writes the metrics of `list` to `path` atomically, as node exporter's
