@@ -7,8 +7,11 @@
 //! (`malloc_type_` prefix, base units, counters ending in `_total`), with one
 //! sample per type labelled by:
 //!
-//! * `type`: the type's name (`ks_shortdesc`);
-//! * `probe`: its probe name (whitespace as `_`, as dtmalloc names it);
+//! * `type`: the text form of the type's name (`ks_shortdesc`; [`crate::text::name_text`]:
+//!   each byte that is not printable ASCII and each backslash as `\NNN`), so that two
+//!   different names never give the same value and no value holds a control character;
+//! * `probe`: the text form of its probe name (each white-space byte of the name as `_`, as
+//!   dtmalloc names it);
 //! * `id`: its registration id, so that two types of the same name (which
 //!   the kernel allows) stay two series;
 //! * `zone`: its zone (`mti_zone`);
@@ -70,6 +73,7 @@ use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Registry;
 
+use crate::text::name_text;
 use crate::types::{Allocator, MemoryType, MemoryTypeList};
 
 /// The `Content-Type` of the exposition, for an HTTP exporter.
@@ -145,11 +149,24 @@ const FAMILIES: &[Family] = &[
 /// A label set: `(name, value)` pairs in their order in the exposition.
 type Labels = Vec<(&'static str, String)>;
 
+/// The bytes of a type's name, from which its `type` and `probe` labels are written.
+fn name_bytes(t: &MemoryType) -> &[u8] {
+    t.name().as_bytes()
+}
+
 /// The label set of a type.
 fn labels(t: &MemoryType) -> Labels {
+    let name = name_bytes(t);
+    let probe: Vec<u8> = name
+        .iter()
+        .map(|&b| match b {
+            b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r' => b'_',
+            b => b,
+        })
+        .collect();
     let mut l = vec![
-        ("type", t.name().to_string()),
-        ("probe", t.probe_name()),
+        ("type", name_text(name)),
+        ("probe", name_text(&probe)),
         ("id", t.id().to_string()),
         ("zone", t.zone().to_string()),
         (

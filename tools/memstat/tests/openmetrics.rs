@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 use common::*;
-use memstat::{openmetrics, stream, MemoryTypeList};
+use memstat::{openmetrics, stream, text, MemoryTypeList};
 
 fn sample_list() -> MemoryTypeList {
     let mut l = MemoryTypeList::new();
@@ -88,6 +88,41 @@ fn version_1_streams_have_no_module_label() {
     ));
 }
 
+/// The label values of the samples of `family` in an exposition, unescaped, one map per sample.
+fn label_sets(text: &str, family: &str) -> Vec<Vec<(String, String)>> {
+    let mut sets = Vec::new();
+    for line in text.lines() {
+        let Some(rest) = line.strip_prefix(family).and_then(|r| r.strip_prefix('{')) else {
+            continue;
+        };
+        let mut set = Vec::new();
+        let mut chars = rest.chars();
+        loop {
+            let key: String = chars.by_ref().take_while(|&c| c != '=').collect();
+            assert_eq!(chars.next(), Some('"'), "{line}");
+            let mut value = String::new();
+            loop {
+                match chars.next().unwrap() {
+                    '"' => break,
+                    '\\' => match chars.next().unwrap() {
+                        'n' => value.push('\n'),
+                        c => value.push(c),
+                    },
+                    c => value.push(c),
+                }
+            }
+            set.push((key, value));
+            if chars.next() != Some(',') {
+                break;
+            }
+        }
+        sets.push(set);
+    }
+    sets
+}
+
+/// The `type` and `probe` labels hold the text forms of the name and of the probe name, and
+/// the exposition escapes them (each backslash of a text form as `\\`).
 #[test]
 fn label_values_are_escaped() {
     let s = stream::write_stream(1, &[ty("a\"b\\c\nd", 1, vec![cpu(8, 0, 1, 0, 1)])]);
@@ -95,7 +130,7 @@ fn label_values_are_escaped() {
     l.update_malloc_bytes(&s).unwrap();
     let text = exposition(&l);
     assert!(
-        text.contains("{type=\"a\\\"b\\\\c\\nd\",probe=\"a\\\"b\\\\c_d\","),
+        text.contains("{type=\"a\\\"b\\\\134c\\\\012d\",probe=\"a\\\"b\\\\134c_d\","),
         "{text}"
     );
     // Every sample is one line.
@@ -104,38 +139,97 @@ fn label_values_are_escaped() {
         .all(|l| l.starts_with('#') || l.starts_with("malloc_type")));
 }
 
+/// Two names that differ only in bytes the exposition escapes (a line feed, a backslash and
+/// `n`) give two label sets, also without the `id` label, each holding the text forms.
+#[test]
+fn names_differing_in_escapable_bytes_have_distinct_labels() {
+    let names = ["a\n", "a\\n", "a\t", "a_"];
+    let types: Vec<_> = names
+        .iter()
+        .zip(1..)
+        .map(|(n, id)| ty(n, id, vec![cpu(8, 0, 1, 0, 1)]))
+        .collect();
+    let mut l = MemoryTypeList::new();
+    l.update_malloc_bytes(&stream::write_stream(1, &types))
+        .unwrap();
+    let text = exposition(&l);
+    let sets = label_sets(&text, "malloc_type_requests_total");
+    assert_eq!(sets.len(), names.len(), "{text}");
+    let value = |set: &[(String, String)], key: &str| {
+        set.iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.clone())
+            .unwrap()
+    };
+    for (set, name) in sets.iter().zip(names) {
+        assert_eq!(value(set, "type"), text::name_text(name.as_bytes()));
+        assert!(text::is_name_text(&value(set, "probe")), "{set:?}");
+    }
+    assert_eq!(value(&sets[0], "type"), "a\\012");
+    assert_eq!(value(&sets[0], "probe"), "a_");
+    assert_eq!(value(&sets[1], "type"), "a\\134n");
+    assert_eq!(value(&sets[1], "probe"), "a\\134n");
+    // Without the id, the label sets of the types are still pairwise different.
+    let without_id: Vec<_> = sets
+        .iter()
+        .map(|s| {
+            s.iter()
+                .filter(|(k, _)| k != "id")
+                .cloned()
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    for (i, a) in without_id.iter().enumerate() {
+        for b in &without_id[i + 1..] {
+            assert_ne!(a, b);
+        }
+    }
+}
+
 /// `promtool check metrics` on the exposition: run when promtool is installed, and required
 /// when `MEMSTAT_REQUIRE_PROMTOOL` is set (as `make check` sets it, having installed it).
 #[test]
 fn promtool_accepts_the_exposition() {
     let required = std::env::var_os("MEMSTAT_REQUIRE_PROMTOOL").is_some();
-    let child = Command::new("promtool")
-        .args(["check", "metrics"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn();
-    let mut child = match child {
-        Ok(c) => c,
-        Err(e) if !required => {
-            eprintln!("promtool not run: {e}");
-            return;
-        }
-        Err(e) => panic!("promtool: {e}"),
-    };
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(exposition(&sample_list()).as_bytes())
+    // The sample, and names with bytes the text form and the exposition escape.
+    let hostile: Vec<_> = ["a\"b\\c\nd", "e\u{1b}[2J", "\u{202e}rtl", "a\n", "a\\n"]
+        .iter()
+        .zip(1..)
+        .map(|(n, id)| ty(n, id, vec![cpu(8, 0, 1, 0, 1)]))
+        .collect();
+    let mut hostile_list = MemoryTypeList::new();
+    hostile_list
+        .update_malloc_bytes(&stream::write_stream(1, &hostile))
         .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "promtool: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    for list in [sample_list(), hostile_list] {
+        let child = Command::new("promtool")
+            .args(["check", "metrics"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn();
+        let mut child = match child {
+            Ok(c) => c,
+            Err(e) if !required => {
+                eprintln!("promtool not run: {e}");
+                return;
+            }
+            Err(e) => panic!("promtool: {e}"),
+        };
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(exposition(&list).as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "promtool: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
 }
 
 #[test]
