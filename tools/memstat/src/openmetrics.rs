@@ -64,7 +64,11 @@
 //! ));
 //! ```
 
+use std::ffi::OsString;
+use std::fs::Permissions;
 use std::io::{self, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
 
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{prometheus_text, DescriptorEncoder, EncodeMetric};
@@ -234,27 +238,41 @@ pub fn write_metrics(list: &MemoryTypeList, out: &mut impl Write) -> io::Result<
 }
 
 /// Writes the metrics of `list` to `path` atomically, as node exporter's
-/// textfile collector needs them: into a temporary file in the same
-/// directory (`.NAME.tmp`), then renamed over `path`, so that a scrape never
-/// sees half a file.
+/// textfile collector needs them: into a new temporary file in the same
+/// directory, then renamed over `path`, so that a scrape never sees half a
+/// file.
 ///
-/// Errors: those of creating, writing or renaming the file.
-pub fn write_textfile(list: &MemoryTypeList, path: &std::path::Path) -> io::Result<()> {
+/// The tool runs as root into a directory that other users may write to, so
+/// the temporary file is created under an unpredictable name
+/// (`.NAME.XXXXXX.tmp`, which the collector does not read: it reads `*.prom`)
+/// with `O_CREAT | O_EXCL`, which never follows a symbolic link and never
+/// opens a file that exists (the `tempfile` crate; it tries other names on a
+/// collision). Its mode is `0666` less the umask, as a plain `creat()` gives,
+/// so that an unprivileged collector can read it. The rename replaces `path`
+/// itself, also when it is a symbolic link (the link, not its target). On any
+/// failure the temporary file is removed and `path` is left as it was.
+///
+/// Errors: those of creating, writing, syncing or renaming the file; a `path`
+/// without a file name is [`io::ErrorKind::InvalidInput`].
+pub fn write_textfile(list: &MemoryTypeList, path: &Path) -> io::Result<()> {
     let name = path
         .file_name()
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "not a file name"))?;
-    let mut tmp_name = std::ffi::OsString::from(".");
-    tmp_name.push(name);
-    tmp_name.push(".tmp");
-    let tmp = path.with_file_name(tmp_name);
-    let r = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        write_metrics(list, &mut f)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if r.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    r
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let mut prefix = OsString::from(".");
+    prefix.push(name);
+    prefix.push(".");
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&prefix)
+        .suffix(".tmp")
+        .permissions(Permissions::from_mode(0o666))
+        .tempfile_in(dir)?;
+    write_metrics(list, tmp.as_file_mut())?;
+    tmp.as_file().sync_all()?;
+    // On an error the temporary file is dropped, which removes it.
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
 }

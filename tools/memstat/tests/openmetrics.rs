@@ -253,6 +253,92 @@ fn textfile_is_replaced_whole() {
     assert!(openmetrics::write_textfile(&sample_list(), &missing).is_err());
 }
 
+/// `--textfile` never writes through a symbolic link: not one at the temporary name the tool
+/// once used (`.x.prom.tmp`), whose target stays as it was, nor one at the textfile's name,
+/// which is replaced by a regular file. The file is readable by all (mode 0666 less the umask).
+#[test]
+fn textfile_does_not_write_through_links() {
+    let f = stream_file("openmetrics_textfile_links");
+    let d = f.parent().unwrap().to_path_buf();
+    let victim = d.join("victim");
+    std::fs::write(&victim, "victim\n").unwrap();
+    std::os::unix::fs::symlink("victim", d.join(".x.prom.tmp")).unwrap();
+    let tf = d.join("x.prom");
+    let textfile = |what: &str| {
+        let out = Command::new("sh")
+            .arg("-c")
+            .arg("umask 022; exec \"$0\" --textfile \"$1\" -f \"$2\"")
+            .arg(env!("CARGO_BIN_EXE_memstat"))
+            .arg(&tf)
+            .arg(&f)
+            .output()
+            .unwrap();
+        assert_success(&out);
+        assert!(out.stdout.is_empty(), "{what}");
+        assert_eq!(
+            std::fs::read_to_string(&victim).unwrap(),
+            "victim\n",
+            "{what}"
+        );
+        let meta = std::fs::symlink_metadata(&tf).unwrap();
+        assert!(meta.file_type().is_file(), "{what}: {meta:?}");
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(meta.permissions().mode() & 0o777, 0o644, "{what}");
+        assert_eq!(
+            std::fs::read_to_string(&tf).unwrap(),
+            exposition(&sample_list()),
+            "{what}"
+        );
+    };
+    textfile("a link at the old temporary name");
+    assert_eq!(
+        std::fs::read_link(d.join(".x.prom.tmp")).unwrap(),
+        PathBuf::from("victim")
+    );
+    std::fs::remove_file(&tf).unwrap();
+    std::os::unix::fs::symlink("victim", &tf).unwrap();
+    textfile("a link at the textfile's name");
+    // Nothing else was created.
+    let mut names: Vec<_> = std::fs::read_dir(&d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, [".x.prom.tmp", "sample.stream", "victim", "x.prom"]);
+}
+
+/// A textfile that cannot be written: a one-line error naming it, exit status 1, and no
+/// temporary file left behind.
+#[test]
+fn textfile_failures_leave_nothing_behind() {
+    let f = stream_file("openmetrics_textfile_fail");
+    let d = f.parent().unwrap().to_path_buf();
+    std::fs::create_dir(d.join("x.prom")).unwrap();
+    for (tf, why) in [
+        (d.join("x.prom"), "Is a directory"),
+        (d.join("missing/x.prom"), "No such file or directory"),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_memstat"))
+            .arg("--textfile")
+            .arg(&tf)
+            .arg("-f")
+            .arg(&f)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        assert_eq!(
+            String::from_utf8(out.stderr).unwrap(),
+            format!("memstat: {}: {why}\n", tf.display())
+        );
+    }
+    let mut names: Vec<_> = std::fs::read_dir(&d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["sample.stream", "x.prom"]);
+}
+
 fn stream_file(name: &str) -> PathBuf {
     let d = tmpdir(name);
     let p = d.join("sample.stream");
