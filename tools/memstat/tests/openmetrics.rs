@@ -396,15 +396,9 @@ fn http_get(addr: &str, path: &str) -> String {
 #[test]
 fn http_exporter_serves_metrics() {
     let f = stream_file("openmetrics_http");
-    // A free port: bound, then released for the exporter.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let addr = format!("127.0.0.1:{port}");
+    // Port 0: the exporter picks a free port and names it.
     let mut child = Command::new(env!("CARGO_BIN_EXE_memstat"))
-        .args(["--listen", &addr, "-c", "2", "-f"])
+        .args(["--listen", "127.0.0.1:0", "-c", "2", "-f"])
         .arg(&f)
         .stderr(Stdio::piped())
         .spawn()
@@ -417,7 +411,15 @@ fn http_exporter_serves_metrics() {
         assert_eq!(err.read(&mut b).unwrap(), 1, "exporter exited: {line}");
         line.push(b[0] as char);
     }
-    assert_eq!(line, format!("memstat: serving http://{addr}/metrics\n"));
+    let addr = line
+        .strip_prefix("memstat: serving http://")
+        .and_then(|l| l.strip_suffix("/metrics\n"))
+        .unwrap_or_else(|| panic!("{line}"))
+        .to_string();
+    assert!(
+        addr.starts_with("127.0.0.1:") && !addr.ends_with(":0"),
+        "{addr}"
+    );
     let r = http_get(&addr, "/nothing");
     assert!(
         r.starts_with("HTTP/1.1 404") || r.starts_with("HTTP/1.0 404"),

@@ -5,13 +5,14 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
+use clap::builder::TypedValueParser as _;
 use clap::{Parser, ValueEnum};
 use memstat::error::io_text;
 use memstat::kvm::Core;
 use memstat::report::{self, Options, SortKey};
 use memstat::slab::{DEFAULT_SLABINFO, DEFAULT_SLAB_DIR};
 use memstat::zones::DEFAULT_SYSCTL_DIR;
-use memstat::{openmetrics, Error, MemoryTypeList, SlabSource, DEFAULT_PROC_PATH};
+use memstat::{exporter, openmetrics, Error, MemoryTypeList, SlabSource, DEFAULT_PROC_PATH};
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum Sort {
@@ -106,6 +107,21 @@ struct Args {
     /// the kernel on every scrape, until interrupted (or, with -c N, for N scrapes).
     #[arg(long, value_name = "ADDR", conflicts_with_all = ["json", "zones", "save", "prometheus", "textfile", "wait"])]
     listen: Option<String>,
+    /// With --listen: connections served at once; one more is answered 503 and closed.
+    #[arg(long, value_name = "N", requires = "listen", default_value_t = exporter::DEFAULT_MAX_CONNECTIONS,
+          value_parser = clap::value_parser!(u32).range(1..).map(|n| n as usize))]
+    max_connections: usize,
+    /// With --listen: close a connection whose client keeps the exporter waiting for SECONDS (no
+    /// byte sent or read, or no whole request head in that time).
+    #[arg(long, value_name = "SECONDS", requires = "listen", default_value_t = exporter::DEFAULT_IDLE_TIMEOUT.as_secs_f64())]
+    idle_timeout: f64,
+    /// With --listen: the largest request head (request line and headers) in bytes, 1024 to
+    /// 1048576; a longer one is answered 431.
+    #[arg(long, value_name = "BYTES", requires = "listen", default_value_t = exporter::DEFAULT_MAX_HEADER_SIZE,
+          value_parser = clap::value_parser!(u32)
+              .range(exporter::MIN_MAX_HEADER_SIZE as i64..=exporter::MAX_MAX_HEADER_SIZE as i64)
+              .map(|n| n as usize))]
+    max_header_size: usize,
     /// Print help.
     #[arg(long = "help", action = clap::ArgAction::Help)]
     help: Option<bool>,
@@ -173,17 +189,7 @@ fn run(args: &Args) -> Result<(), Failure> {
         name: args.name.clone(),
         long: args.long,
     };
-    let wait = match args.wait {
-        Some(w) if w.is_finite() && w > 0.0 => Some(
-            Duration::try_from_secs_f64(w).map_err(|_| usage("-w: the interval is too large"))?,
-        ),
-        Some(_) => {
-            return Err(usage(
-                "-w: the interval must be a positive number of seconds",
-            ))
-        }
-        None => None,
-    };
+    let wait = args.wait.map(|w| seconds("-w", w)).transpose()?;
     if args.count == Some(0) {
         return Err(usage("-c: the count must be at least 1"));
     }
@@ -197,7 +203,7 @@ fn run(args: &Args) -> Result<(), Failure> {
         None => None,
     };
     if let Some(addr) = &args.listen {
-        return serve(args, addr, &mut list);
+        return serve(args, addr, list);
     }
     let mut n = 0u64;
     let stdout = io::stdout();
@@ -272,57 +278,42 @@ fn run(args: &Args) -> Result<(), Failure> {
     Ok(())
 }
 
-/// The HTTP exporter of `--listen`: `GET /metrics` reads the kernel (or the `-f` file) and
-/// answers the Prometheus metrics, or 503 with the error when the read fails; `/` points to
-/// `/metrics`; anything else is 404 (405 for another method).
-fn serve(args: &Args, addr: &str, list: &mut MemoryTypeList) -> Result<(), Failure> {
-    use tiny_http::{Header, Response, Server};
-
-    let server = Server::http(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))?;
-    let header = |v: &str| {
-        Header::from_bytes(&b"Content-Type"[..], v.as_bytes())
-            .map_err(|()| Failure::from("bad header".to_string()))
+/// The HTTP exporter of `--listen` ([`exporter`]): each scrape reads the kernel (or the `-f`
+/// file) into `list`.
+fn serve(args: &Args, addr: &str, mut list: MemoryTypeList) -> Result<(), Failure> {
+    let limits = exporter::Limits {
+        max_connections: args.max_connections,
+        idle_timeout: seconds("--idle-timeout", args.idle_timeout)?,
+        max_header_size: args.max_header_size,
     };
-    let metrics_type = header(openmetrics::CONTENT_TYPE)?;
-    let text_type = header("text/plain; charset=utf-8")?;
-    eprintln!("memstat: serving http://{}/metrics", server.server_addr());
-    let path = args.stream.as_ref().unwrap_or(&args.proc_path);
-    let mut scrapes = 0u64;
-    for request in server.incoming_requests() {
-        let url = request.url().split('?').next().unwrap_or("");
-        let get = *request.method() == tiny_http::Method::Get;
-        let response = match (get, url) {
-            (true, "/metrics") => {
-                scrapes += 1;
-                list.update_zones(&args.sysctl_dir);
-                match list.read_malloc(path) {
-                    Ok(()) => {
-                        let mut body = Vec::new();
-                        openmetrics::write_metrics(list, &mut body).map_err(|e| io_text(&e))?;
-                        Response::from_data(body).with_header(metrics_type.clone())
-                    }
-                    Err(e) => Response::from_string(format!("memstat: {}\n", describe(&e)))
-                        .with_status_code(503)
-                        .with_header(text_type.clone()),
-                }
-            }
-            (true, "/") => {
-                Response::from_string("malloc types: see /metrics\n").with_header(text_type.clone())
-            }
-            (true, _) => Response::from_string("not found\n")
-                .with_status_code(404)
-                .with_header(text_type.clone()),
-            (false, _) => Response::from_string("method not allowed\n")
-                .with_status_code(405)
-                .with_header(text_type.clone()),
-        };
-        // A client that went away is its own problem, not the exporter's.
-        let _ = request.respond(response);
-        if args.count.is_some_and(|c| scrapes >= c) {
-            break;
-        }
+    let server = exporter::Exporter::bind(addr, limits)
+        .map_err(|e| format!("cannot listen on {addr}: {}", io_text(&e)))?;
+    eprintln!("memstat: serving http://{}/metrics", server.local_addr());
+    let path = args
+        .stream
+        .clone()
+        .unwrap_or_else(|| args.proc_path.clone());
+    let sysctl_dir = args.sysctl_dir.clone();
+    let scrape = move || {
+        list.update_zones(&sysctl_dir);
+        list.read_malloc(&path).map_err(|e| describe(&e))?;
+        Ok(openmetrics::exposition(&list).into_bytes())
+    };
+    server
+        .serve(args.count, Box::new(scrape))
+        .map_err(|e| format!("{}; the exporter stopped", io_text(&e)).into())
+}
+
+/// The duration of `secs` seconds given to `option`: a positive number that a [`Duration`]
+/// holds, else a usage error.
+fn seconds(option: &str, secs: f64) -> Result<Duration, Failure> {
+    if !(secs.is_finite() && secs > 0.0) {
+        return Err(usage(&format!(
+            "{option}: must be a positive number of seconds"
+        )));
     }
-    Ok(())
+    Duration::try_from_secs_f64(secs)
+        .map_err(|_| usage(&format!("{option}: too large for a duration")))
 }
 
 /// Judges the result of one update of a source for report number `n` (from 0).
