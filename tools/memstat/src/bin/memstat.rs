@@ -337,7 +337,10 @@ fn tolerate(n: u64, r: memstat::Result<()>) -> Result<(), Failure> {
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
+    let args = match memstat::cli::parse::<Args>("memstat") {
+        Ok(args) => args,
+        Err(code) => return code,
+    };
     match run(&args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
