@@ -10,7 +10,7 @@ use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
 
 use clap::error::ErrorKind;
-use clap::Parser;
+use clap::{ArgMatches, Parser};
 
 use crate::error::io_text;
 
@@ -18,7 +18,15 @@ use crate::error::io_text;
 /// clap prints and returns the exit status (see the module documentation). `prog` prefixes
 /// the message of a failed write.
 pub fn parse<P: Parser>(prog: &str) -> Result<P, ExitCode> {
-    P::try_parse().map_err(|e| exit(prog, &e))
+    parse_with_matches(prog).map(|(p, _)| p)
+}
+
+/// [`parse`], also returning clap's matches (which tell whether an option was given or took
+/// its default).
+pub fn parse_with_matches<P: Parser>(prog: &str) -> Result<(P, ArgMatches), ExitCode> {
+    let matches = P::command().try_get_matches().map_err(|e| exit(prog, &e))?;
+    let p = P::from_arg_matches(&matches).map_err(|e| exit(prog, &e.format(&mut P::command())))?;
+    Ok((p, matches))
 }
 
 /// Prints `e` as clap does and returns its exit status, or 1 when the help or version could

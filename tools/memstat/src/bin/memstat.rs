@@ -6,7 +6,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::builder::TypedValueParser as _;
-use clap::{Parser, ValueEnum};
+use clap::parser::ValueSource;
+use clap::{ArgGroup, ArgMatches, Parser, ValueEnum};
 use memstat::error::io_text;
 use memstat::kvm::Core;
 use memstat::report::{self, Options, SortKey};
@@ -26,11 +27,20 @@ enum Sort {
     Requests,
 }
 
+/// The outputs of malloc types that are not a table or JSON: every type, in kernel order.
+const EXPORTS: [&str; 4] = ["prometheus", "textfile", "listen", "save"];
+/// The outputs that are not a table.
+const NOT_TABLES: [&str; 5] = ["json", "prometheus", "textfile", "listen", "save"];
+
 /// Report kernel memory usage by malloc type (like FreeBSD's `vmstat -m`)
 /// and by slab cache (like `vmstat -z`).
+///
+/// An option that the other options given would ignore is a usage error (exit status 2): each
+/// one's help says where it applies.
 #[derive(Parser, Debug)]
 #[command(
     name = "memstat",
+    group(ArgGroup::new("repeat").args(["wait", "listen"])),
     version,
     disable_help_flag = true,
     after_help = "Examples:\n  memstat                      malloc types, as vmstat -m\n  memstat -z                   slab caches, as vmstat -z\n  memstat -m --json            libxo-style JSON\n  memstat -m -l                with failures, peaks and owners\n  memstat -s memuse --name 'dev*'\n  memstat -w 1 -c 5            five reports, one second apart\n  memstat --save snap.bin      save a snapshot; read it back with -f snap.bin\n  memstat -M vmcore -N vmlinux the malloc types of a crash dump\n  memstat --prometheus         Prometheus metrics on standard output\n  memstat --listen 127.0.0.1:9725           an HTTP exporter for Prometheus\n  memstat --textfile /var/lib/node_exporter/malloc_types.prom -w 15"
@@ -40,35 +50,42 @@ struct Args {
     #[arg(short = 'm', long = "malloc")]
     malloc: bool,
     /// Report slab caches (vmstat -z).
-    #[arg(short = 'z', long = "zones")]
+    #[arg(short = 'z', long = "zones", conflicts_with = "save")]
     zones: bool,
-    /// Also show malloc types that were never used.
-    #[arg(short = 'a', long)]
+    /// In the -m table or JSON, also show malloc types that were never used.
+    #[arg(short = 'a', long, conflicts_with_all = EXPORTS)]
     all: bool,
-    /// With -m, also show each type's failed allocations (Fails), peak KiB in use while it is
-    /// tracked (HighUse; see /proc/malloc_types_peak) and owning module (Owner).
-    #[arg(short = 'l', long)]
+    /// In the -m table, also show each type's failed allocations (Fails), peak KiB in use while
+    /// it is tracked (HighUse; see /proc/malloc_types_peak) and owning module (Owner); JSON
+    /// always has them.
+    #[arg(short = 'l', long, conflicts_with_all = NOT_TABLES)]
     long: bool,
     /// Print JSON with the keys of `vmstat --libxo json` instead of a table.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "save")]
     json: bool,
-    /// Humanize numbers (default when standard output is a terminal).
-    #[arg(short = 'h', overrides_with = "no_humanize")]
+    /// Humanize the numbers of the tables (default when standard output is a terminal).
+    #[arg(short = 'h', overrides_with = "no_humanize", conflicts_with_all = NOT_TABLES)]
     humanize: bool,
-    /// Do not humanize numbers.
-    #[arg(short = 'H', overrides_with = "humanize")]
+    /// Do not humanize the numbers of the tables.
+    #[arg(short = 'H', overrides_with = "humanize", conflicts_with_all = NOT_TABLES)]
     no_humanize: bool,
-    /// Sort rows (default: kernel order for -m, name order for -z).
-    #[arg(short = 's', long, value_enum)]
+    /// Sort the rows of the tables or JSON (default: kernel order for -m, name order for -z).
+    #[arg(short = 's', long, value_enum, conflicts_with_all = EXPORTS)]
     sort: Option<Sort>,
-    /// Show only types whose name or probe name matches this glob (* and ?).
-    #[arg(long, value_name = "PATTERN")]
+    /// In the tables or JSON, show only types whose name or probe name matches this glob (* and
+    /// ?).
+    #[arg(long, value_name = "PATTERN", conflicts_with_all = EXPORTS)]
     name: Option<String>,
     /// Repeat the report every SECONDS seconds (until interrupted or -c).
-    #[arg(short = 'w', long = "wait", value_name = "SECONDS")]
+    #[arg(
+        short = 'w',
+        long = "wait",
+        value_name = "SECONDS",
+        conflicts_with = "save"
+    )]
     wait: Option<f64>,
-    /// Number of reports with -w, at least 1 (default: unlimited; 0 is a usage error).
-    #[arg(short = 'c', long = "count", value_name = "N")]
+    /// Number of reports with -w, or of scrapes with --listen, at least 1 (default: unlimited).
+    #[arg(short = 'c', long = "count", value_name = "N", requires = "repeat")]
     count: Option<u64>,
     /// Read malloc types from a saved stream FILE instead of the kernel.
     #[arg(short = 'f', long = "stream", value_name = "FILE")]
@@ -81,17 +98,20 @@ struct Args {
     /// name what CORE's vmcoreinfo does not.
     #[arg(short = 'N', long = "kernel", value_name = "KERNEL", requires = "core")]
     kernel: Option<PathBuf>,
-    /// Path of the kernel's malloc stream.
-    #[arg(long = "proc", value_name = "PATH", default_value = DEFAULT_PROC_PATH)]
+    /// Path of the kernel's malloc stream (not with -f or -M).
+    #[arg(long = "proc", value_name = "PATH", default_value = DEFAULT_PROC_PATH,
+          conflicts_with_all = ["stream", "core"])]
     proc_path: PathBuf,
-    /// Root of the sysctl tree (for vm/malloc_zone_sizes).
-    #[arg(long = "sysctl", value_name = "DIR", default_value = DEFAULT_SYSCTL_DIR)]
+    /// Root of the sysctl tree, for the size classes (vm/malloc_zone_sizes) of the -m table or
+    /// JSON (not with -M, whose core has them).
+    #[arg(long = "sysctl", value_name = "DIR", default_value = DEFAULT_SYSCTL_DIR,
+          conflicts_with_all = ["core", "prometheus", "textfile", "listen", "save"])]
     sysctl_dir: PathBuf,
     /// SLUB sysfs directory for -z.
-    #[arg(long = "slab-dir", value_name = "DIR", default_value = DEFAULT_SLAB_DIR)]
+    #[arg(long = "slab-dir", value_name = "DIR", default_value = DEFAULT_SLAB_DIR, requires = "zones")]
     slab_dir: PathBuf,
     /// slabinfo file for -z, used when the slab directory is missing.
-    #[arg(long = "slabinfo", value_name = "FILE", default_value = DEFAULT_SLABINFO)]
+    #[arg(long = "slabinfo", value_name = "FILE", default_value = DEFAULT_SLABINFO, requires = "zones")]
     slabinfo: PathBuf,
     /// Save the malloc types read as a stream FILE and exit.
     #[arg(long = "save", value_name = "FILE")]
@@ -164,6 +184,23 @@ fn usage(msg: &str) -> Failure {
         msg: msg.to_string(),
         code: 2,
     }
+}
+
+/// The combinations of options that clap cannot check: those of `-z` without `-m`, where the
+/// options of the malloc types' table would be ignored.
+fn check_combinations(args: &Args, matches: &ArgMatches) -> Result<(), Failure> {
+    if !args.zones || args.malloc {
+        return Ok(());
+    }
+    let given = |id: &str| matches.value_source(id) == Some(ValueSource::CommandLine);
+    for (id, option) in [("all", "-a"), ("long", "-l"), ("sysctl_dir", "--sysctl")] {
+        if given(id) {
+            return Err(usage(&format!(
+                "{option} applies to the malloc types, which -z alone does not show (add -m)"
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn run(args: &Args) -> Result<(), Failure> {
@@ -337,11 +374,11 @@ fn tolerate(n: u64, r: memstat::Result<()>) -> Result<(), Failure> {
 }
 
 fn main() -> ExitCode {
-    let args = match memstat::cli::parse::<Args>("memstat") {
-        Ok(args) => args,
+    let (args, matches) = match memstat::cli::parse_with_matches::<Args>("memstat") {
+        Ok(parsed) => parsed,
         Err(code) => return code,
     };
-    match run(&args) {
+    match check_combinations(&args, &matches).and_then(|()| run(&args)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
             eprintln!("memstat: {}", f.msg);
