@@ -1,5 +1,5 @@
-//! The command lines of `memstat` and `dtmalloc`: help and version that cannot be written, and
-//! options that a combination would ignore.
+//! The command lines of `memstat` and `dtmalloc`: help and version that cannot be written,
+//! options that a combination would ignore, and the error messages of files and addresses.
 mod common;
 
 use std::fs::File;
@@ -144,5 +144,55 @@ fn ignored_options_are_usage_errors() {
             Stdio::piped(),
         );
         assert_success(&out);
+    }
+}
+
+/// The errors of files and addresses are one line naming them, without Rust's
+/// "(os error N)".
+#[test]
+fn file_and_address_errors_are_clean() {
+    let f = sample_file("cli_usage_errors");
+    let s = f.to_str().unwrap();
+    let dir = f.parent().unwrap().to_str().unwrap().to_string();
+    let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let busy = busy.local_addr().unwrap().to_string();
+    let cases: Vec<(Vec<String>, String)> = vec![
+        (
+            vec!["--save".into(), "/nonexistent/x.stream".into()],
+            "memstat: /nonexistent/x.stream: No such file or directory\n".into(),
+        ),
+        (
+            vec!["--save".into(), dir.clone()],
+            format!("memstat: {dir}: Is a directory\n"),
+        ),
+        (
+            vec!["--textfile".into(), "/nonexistent/x.prom".into()],
+            "memstat: /nonexistent/x.prom: No such file or directory\n".into(),
+        ),
+        (
+            vec!["--listen".into(), busy.clone()],
+            format!("memstat: cannot listen on {busy}: Address already in use\n"),
+        ),
+        (
+            vec!["--listen".into(), "127.0.0.1:99999".into()],
+            "memstat: cannot listen on 127.0.0.1:99999: invalid port value\n".into(),
+        ),
+    ];
+    for (args, want) in cases {
+        let out = Command::new(env!("CARGO_BIN_EXE_memstat"))
+            .args(["-f", s])
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert_eq!(String::from_utf8(out.stderr).unwrap(), want, "{args:?}");
+    }
+    for args in [&["-f", s][..], &["--prometheus", "-f", s]] {
+        let out = run(env!("CARGO_BIN_EXE_memstat"), args, full());
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert_eq!(
+            String::from_utf8(out.stderr).unwrap(),
+            "memstat: stdout: No space left on device\n"
+        );
     }
 }

@@ -257,7 +257,7 @@ fn run(args: &Args) -> Result<(), Failure> {
         }
         if let Some(save) = &args.save {
             std::fs::write(save, list.to_stream())
-                .map_err(|e| format!("{}: {e}", save.display()))?;
+                .map_err(|e| format!("{}: {}", save.display(), io_text(&e)))?;
             return Ok(());
         }
         if let Some(path) = &args.textfile {
@@ -268,9 +268,7 @@ fn run(args: &Args) -> Result<(), Failure> {
         if args.textfile.is_some() {
             // Nothing on standard output.
         } else if args.prometheus {
-            let mut b = Vec::new();
-            openmetrics::write_metrics(&list, &mut b).map_err(|e| io_text(&e))?;
-            out = String::from_utf8_lossy(&b).into_owned();
+            out = openmetrics::exposition(&list);
         } else if args.json {
             let doc = report::Document {
                 malloc: want_m.then(|| report::malloc_rows(&list, list.zones(), &opts)),
