@@ -328,9 +328,8 @@ fn serve(args: &Args, addr: &str, mut list: MemoryTypeList) -> Result<(), Failur
         .stream
         .clone()
         .unwrap_or_else(|| args.proc_path.clone());
-    let sysctl_dir = args.sysctl_dir.clone();
+    // The exposition does not use the zone sizes: no sysctl is read.
     let scrape = move || {
-        list.update_zones(&sysctl_dir);
         list.read_malloc(&path).map_err(|e| describe(&e))?;
         Ok(openmetrics::exposition(&list).into_bytes())
     };
