@@ -21,7 +21,7 @@
 //! | `memstat_get_*` | methods of [`MemoryType`] |
 //! | `memstat_get_percpu_*` | `MemoryType::percpu_*`, returning an error for a CPU out of range |
 //! | `memstat_malloc_zone_get_count` / `_get_size` / `_used` | [`ZoneSizes::count`] / [`ZoneSizes::size`] / [`ZoneSizes::used`] |
-//! | (none: fleet export) | [`openmetrics::write_metrics`], [`openmetrics::write_textfile`] |
+//! | (none: fleet export) | [`openmetrics::write_metrics`], [`openmetrics::write_textfile`], [`exporter::Exporter`] |
 //!
 //! Differences from libmemstat, on purpose:
 //!
@@ -50,7 +50,9 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod cli;
 pub mod error;
+pub mod exporter;
 pub mod kvm;
 pub mod openmetrics;
 pub mod report;

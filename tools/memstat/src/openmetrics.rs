@@ -7,8 +7,11 @@
 //! (`malloc_type_` prefix, base units, counters ending in `_total`), with one
 //! sample per type labelled by:
 //!
-//! * `type`: the type's name (`ks_shortdesc`);
-//! * `probe`: its probe name (whitespace as `_`, as dtmalloc names it);
+//! * `type`: the text form of the type's name (`ks_shortdesc`; [`crate::text::name_text`]:
+//!   each byte that is not printable ASCII and each backslash as `\NNN`), so that two
+//!   different names never give the same value and no value holds a control character;
+//! * `probe`: the text form of its probe name (each white-space byte of the name as `_`, as
+//!   dtmalloc names it);
 //! * `id`: its registration id, so that two types of the same name (which
 //!   the kernel allows) stay two series;
 //! * `zone`: its zone (`mti_zone`);
@@ -32,6 +35,19 @@
 //! Only malloc types are exported; slab caches in the same list are left
 //! out (node exporter's slab collector covers them).
 //!
+//! The text is written by the Prometheus project's `prometheus-client` crate
+//! ([`prometheus_client::encoding::prometheus_text`]: the names, `# HELP` and
+//! `# TYPE` lines, the escaping of label values and help texts, the number
+//! formats). Its OpenMetrics encoder (`encoding::text`) is not used: node
+//! exporter's textfile collector and `promtool check metrics` (2.42) parse the
+//! text format 0.0.4, where an OpenMetrics counter's `# TYPE
+//! malloc_type_requests counter` names no sample and its
+//! `malloc_type_requests_total` samples are left untyped (promtool: "no help
+//! text", exit status 3); a Prometheus server reads either. Ours are the
+//! families and label sets below (a [`Collector`] of constant samples built
+//! from the list on each call) and the textfile writer: no crate writes
+//! node exporter's textfile.
+//!
 //! ```
 //! use memstat::{openmetrics, stream, MemoryTypeList};
 //! let s = stream::write_stream(1, &[stream::StreamType {
@@ -48,166 +64,215 @@
 //! ));
 //! ```
 
-use std::fmt::Write as _;
+use std::ffi::OsString;
+use std::fs::Permissions;
 use std::io::{self, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
 
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{prometheus_text, DescriptorEncoder, EncodeMetric};
+use prometheus_client::metrics::counter::ConstCounter;
+use prometheus_client::metrics::gauge::ConstGauge;
+use prometheus_client::metrics::MetricType;
+use prometheus_client::registry::Registry;
+
+use crate::text::name_text;
 use crate::types::{Allocator, MemoryType, MemoryTypeList};
 
 /// The `Content-Type` of the exposition, for an HTTP exporter.
-pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+pub const CONTENT_TYPE: &str = prometheus_text::CONTENT_TYPE;
 
-/// One family: name, type, help, and the value of a malloc type (`None`:
-/// no sample for that type).
+/// One family: name (without the `_total` that the encoder adds to a counter's), type, help,
+/// and the value of a malloc type (`None`: no sample for that type).
 struct Family {
     name: &'static str,
-    kind: &'static str,
+    kind: MetricType,
     help: &'static str,
     value: fn(&MemoryType) -> Option<u64>,
 }
 
 const FAMILIES: &[Family] = &[
     Family {
-        name: "malloc_type_requests_total",
-        kind: "counter",
+        name: "malloc_type_requests",
+        kind: MetricType::Counter,
         help: "Allocations charged to the malloc type (mts_numallocs summed over the CPUs).",
         value: |t| Some(t.numallocs()),
     },
     Family {
-        name: "malloc_type_frees_total",
-        kind: "counter",
+        name: "malloc_type_frees",
+        kind: MetricType::Counter,
         help: "Frees charged to the malloc type (mts_numfrees summed over the CPUs).",
         value: |t| Some(t.numfrees()),
     },
     Family {
-        name: "malloc_type_allocated_bytes_total",
-        kind: "counter",
+        name: "malloc_type_allocated_bytes",
+        kind: MetricType::Counter,
         help: "Bytes allocated by the malloc type, as accounted (mts_memalloced).",
         value: |t| Some(t.memalloced()),
     },
     Family {
-        name: "malloc_type_freed_bytes_total",
-        kind: "counter",
+        name: "malloc_type_freed_bytes",
+        kind: MetricType::Counter,
         help: "Bytes freed by the malloc type, as accounted (mts_memfreed).",
         value: |t| Some(t.memfreed()),
     },
     Family {
         name: "malloc_type_in_use_allocations",
-        kind: "gauge",
+        kind: MetricType::Gauge,
         help: "Allocations of the malloc type not freed (vmstat -m InUse).",
         value: |t| Some(t.count()),
     },
     Family {
         name: "malloc_type_in_use_bytes",
-        kind: "gauge",
+        kind: MetricType::Gauge,
         help: "Bytes of the malloc type in use (vmstat -m MemUse, in bytes).",
         value: |t| Some(t.bytes()),
     },
     Family {
         name: "malloc_type_size_classes_used",
-        kind: "gauge",
+        kind: MetricType::Gauge,
         help: "Kmalloc size classes the malloc type has allocated from (bits of mts_size).",
         value: |t| Some(u64::from(t.sizemask().count_ones())),
     },
     Family {
-        name: "malloc_type_failures_total",
-        kind: "counter",
+        name: "malloc_type_failures",
+        kind: MetricType::Counter,
         help: "Allocations of the malloc type that returned no memory (mts_numfailures).",
         value: |t| Some(t.failures()),
     },
     Family {
         name: "malloc_type_peak_bytes",
-        kind: "gauge",
+        kind: MetricType::Gauge,
         help: "Peak bytes in use of the malloc type since its tracking started or was reset \
                (mth_peak; only types named in /proc/malloc_types_peak).",
         value: MemoryType::peak,
     },
 ];
 
-/// Appends `v` escaped as a label value: backslash, double quote and line
-/// feed as `\\`, `\"` and `\n`.
-fn escape_label(out: &mut String, v: &str) {
-    for c in v.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '"' => out.push_str("\\\""),
-            '\n' => out.push_str("\\n"),
-            c => out.push(c),
-        }
-    }
+/// A label set: `(name, value)` pairs in their order in the exposition.
+type Labels = Vec<(&'static str, String)>;
+
+/// The bytes of a type's name, from which its `type` and `probe` labels are written.
+fn name_bytes(t: &MemoryType) -> &[u8] {
+    t.name().as_bytes()
 }
 
-/// The label set of a type, `{...}`.
-fn labels(t: &MemoryType) -> String {
-    let mut l = String::with_capacity(96);
-    l.push_str("{type=\"");
-    escape_label(&mut l, t.name());
-    l.push_str("\",probe=\"");
-    escape_label(&mut l, &t.probe_name());
-    // Writing to a `String` cannot fail.
-    let _ = write!(
-        l,
-        "\",id=\"{}\",zone=\"{}\",origin=\"{}\"",
-        t.id(),
-        t.zone(),
-        if t.is_module() { "module" } else { "vmlinux" }
-    );
+/// The label set of a type.
+fn labels(t: &MemoryType) -> Labels {
+    let name = name_bytes(t);
+    let probe: Vec<u8> = name
+        .iter()
+        .map(|&b| match b {
+            b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r' => b'_',
+            b => b,
+        })
+        .collect();
+    let mut l = vec![
+        ("type", name_text(name)),
+        ("probe", name_text(&probe)),
+        ("id", t.id().to_string()),
+        ("zone", t.zone().to_string()),
+        (
+            "origin",
+            if t.is_module() { "module" } else { "vmlinux" }.to_string(),
+        ),
+    ];
     if !t.owner().is_empty() {
-        l.push_str(",module=\"");
-        escape_label(&mut l, t.owner());
-        l.push('"');
+        l.push(("module", t.owner().to_string()));
     }
-    l.push('}');
     l
 }
 
-/// Writes the metrics of the malloc types of `list` to `out`, in the
-/// Prometheus text exposition format, in list order within each family.
+/// The malloc types of a list as the encoder takes them: each type's label set and its value
+/// in each family of [`FAMILIES`], in list order.
+#[derive(Debug)]
+struct Snapshot {
+    series: Vec<(Labels, Vec<Option<u64>>)>,
+}
+
+impl Collector for Snapshot {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> std::fmt::Result {
+        for (i, f) in FAMILIES.iter().enumerate() {
+            let mut family = encoder.encode_descriptor(f.name, f.help, None, f.kind)?;
+            for (labels, values) in &self.series {
+                let Some(v) = values[i] else { continue };
+                let sample = family.encode_family(labels)?;
+                match f.kind {
+                    MetricType::Counter => ConstCounter::new(v).encode(sample)?,
+                    _ => ConstGauge::new(v).encode(sample)?,
+                }
+            }
+        }
+        let family = encoder.encode_descriptor(
+            "malloc_types",
+            "Malloc types registered.",
+            None,
+            MetricType::Gauge,
+        )?;
+        ConstGauge::new(self.series.len()).encode(family)
+    }
+}
+
+/// The metrics of the malloc types of `list`, in the Prometheus text exposition format, in
+/// list order within each family.
+pub fn exposition(list: &MemoryTypeList) -> String {
+    let series = list
+        .iter()
+        .filter(|t| t.allocator() == Allocator::Malloc)
+        .map(|t| (labels(t), FAMILIES.iter().map(|f| (f.value)(t)).collect()))
+        .collect();
+    let mut registry = Registry::default();
+    registry.register_collector(Box::new(Snapshot { series }));
+    let mut text = String::new();
+    // The encoder fails only when its writer does, and a `String` does not.
+    let _ = prometheus_text::encode(&mut text, &registry);
+    text
+}
+
+/// Writes the metrics of the malloc types of `list` to `out`: [`exposition`].
 ///
 /// Errors: those of `out`.
 pub fn write_metrics(list: &MemoryTypeList, out: &mut impl Write) -> io::Result<()> {
-    let types: Vec<&MemoryType> = list
-        .iter()
-        .filter(|t| t.allocator() == Allocator::Malloc)
-        .collect();
-    let labels: Vec<String> = types.iter().map(|t| labels(t)).collect();
-    let mut text = String::with_capacity(256 + types.len() * FAMILIES.len() * 128);
-    for f in FAMILIES {
-        let _ = writeln!(text, "# HELP {} {}", f.name, f.help);
-        let _ = writeln!(text, "# TYPE {} {}", f.name, f.kind);
-        for (t, l) in types.iter().zip(&labels) {
-            if let Some(v) = (f.value)(t) {
-                let _ = writeln!(text, "{}{} {}", f.name, l, v);
-            }
-        }
-    }
-    let _ = writeln!(text, "# HELP malloc_types Malloc types registered.");
-    let _ = writeln!(text, "# TYPE malloc_types gauge");
-    let _ = writeln!(text, "malloc_types {}", types.len());
-    out.write_all(text.as_bytes())
+    out.write_all(exposition(list).as_bytes())
 }
 
 /// Writes the metrics of `list` to `path` atomically, as node exporter's
-/// textfile collector needs them: into a temporary file in the same
-/// directory (`.NAME.tmp`), then renamed over `path`, so that a scrape never
-/// sees half a file.
+/// textfile collector needs them: into a new temporary file in the same
+/// directory, then renamed over `path`, so that a scrape never sees half a
+/// file.
 ///
-/// Errors: those of creating, writing or renaming the file.
-pub fn write_textfile(list: &MemoryTypeList, path: &std::path::Path) -> io::Result<()> {
+/// The tool runs as root into a directory that other users may write to, so
+/// the temporary file is created under an unpredictable name
+/// (`.NAME.XXXXXX.tmp`, which the collector does not read: it reads `*.prom`)
+/// with `O_CREAT | O_EXCL`, which never follows a symbolic link and never
+/// opens a file that exists (the `tempfile` crate; it tries other names on a
+/// collision). Its mode is `0666` less the umask, as a plain `creat()` gives,
+/// so that an unprivileged collector can read it. The rename replaces `path`
+/// itself, also when it is a symbolic link (the link, not its target). On any
+/// failure the temporary file is removed and `path` is left as it was.
+///
+/// Errors: those of creating, writing, syncing or renaming the file; a `path`
+/// without a file name is [`io::ErrorKind::InvalidInput`].
+pub fn write_textfile(list: &MemoryTypeList, path: &Path) -> io::Result<()> {
     let name = path
         .file_name()
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "not a file name"))?;
-    let mut tmp_name = std::ffi::OsString::from(".");
-    tmp_name.push(name);
-    tmp_name.push(".tmp");
-    let tmp = path.with_file_name(tmp_name);
-    let r = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        write_metrics(list, &mut f)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if r.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    r
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let mut prefix = OsString::from(".");
+    prefix.push(name);
+    prefix.push(".");
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&prefix)
+        .suffix(".tmp")
+        .permissions(Permissions::from_mode(0o666))
+        .tempfile_in(dir)?;
+    write_metrics(list, tmp.as_file_mut())?;
+    tmp.as_file().sync_all()?;
+    // On an error the temporary file is dropped, which removes it.
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
 }

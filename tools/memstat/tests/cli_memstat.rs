@@ -242,7 +242,10 @@ fn bad_intervals_and_counts_are_usage_errors() {
         assert!(!err.contains("panicked"), "{err}");
         assert!(out.stdout.is_empty());
     }
-    for extra in [&["-c", "0"][..], &["-w", "0.1", "-c", "0"][..]] {
+    for extra in [
+        &["-w", "0.1", "-c", "0"][..],
+        &["--listen", "127.0.0.1:0", "-c", "0"],
+    ] {
         let mut a = vec!["-f", s];
         a.extend_from_slice(extra);
         let out = memstat(&a);

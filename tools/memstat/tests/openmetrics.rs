@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 use common::*;
-use memstat::{openmetrics, stream, MemoryTypeList};
+use memstat::{openmetrics, stream, text, MemoryTypeList};
 
 fn sample_list() -> MemoryTypeList {
     let mut l = MemoryTypeList::new();
@@ -88,6 +88,41 @@ fn version_1_streams_have_no_module_label() {
     ));
 }
 
+/// The label values of the samples of `family` in an exposition, unescaped, one map per sample.
+fn label_sets(text: &str, family: &str) -> Vec<Vec<(String, String)>> {
+    let mut sets = Vec::new();
+    for line in text.lines() {
+        let Some(rest) = line.strip_prefix(family).and_then(|r| r.strip_prefix('{')) else {
+            continue;
+        };
+        let mut set = Vec::new();
+        let mut chars = rest.chars();
+        loop {
+            let key: String = chars.by_ref().take_while(|&c| c != '=').collect();
+            assert_eq!(chars.next(), Some('"'), "{line}");
+            let mut value = String::new();
+            loop {
+                match chars.next().unwrap() {
+                    '"' => break,
+                    '\\' => match chars.next().unwrap() {
+                        'n' => value.push('\n'),
+                        c => value.push(c),
+                    },
+                    c => value.push(c),
+                }
+            }
+            set.push((key, value));
+            if chars.next() != Some(',') {
+                break;
+            }
+        }
+        sets.push(set);
+    }
+    sets
+}
+
+/// The `type` and `probe` labels hold the text forms of the name and of the probe name, and
+/// the exposition escapes them (each backslash of a text form as `\\`).
 #[test]
 fn label_values_are_escaped() {
     let s = stream::write_stream(1, &[ty("a\"b\\c\nd", 1, vec![cpu(8, 0, 1, 0, 1)])]);
@@ -95,7 +130,7 @@ fn label_values_are_escaped() {
     l.update_malloc_bytes(&s).unwrap();
     let text = exposition(&l);
     assert!(
-        text.contains("{type=\"a\\\"b\\\\c\\nd\",probe=\"a\\\"b\\\\c_d\","),
+        text.contains("{type=\"a\\\"b\\\\134c\\\\012d\",probe=\"a\\\"b\\\\134c_d\","),
         "{text}"
     );
     // Every sample is one line.
@@ -104,38 +139,97 @@ fn label_values_are_escaped() {
         .all(|l| l.starts_with('#') || l.starts_with("malloc_type")));
 }
 
+/// Two names that differ only in bytes the exposition escapes (a line feed, a backslash and
+/// `n`) give two label sets, also without the `id` label, each holding the text forms.
+#[test]
+fn names_differing_in_escapable_bytes_have_distinct_labels() {
+    let names = ["a\n", "a\\n", "a\t", "a_"];
+    let types: Vec<_> = names
+        .iter()
+        .zip(1..)
+        .map(|(n, id)| ty(n, id, vec![cpu(8, 0, 1, 0, 1)]))
+        .collect();
+    let mut l = MemoryTypeList::new();
+    l.update_malloc_bytes(&stream::write_stream(1, &types))
+        .unwrap();
+    let text = exposition(&l);
+    let sets = label_sets(&text, "malloc_type_requests_total");
+    assert_eq!(sets.len(), names.len(), "{text}");
+    let value = |set: &[(String, String)], key: &str| {
+        set.iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.clone())
+            .unwrap()
+    };
+    for (set, name) in sets.iter().zip(names) {
+        assert_eq!(value(set, "type"), text::name_text(name.as_bytes()));
+        assert!(text::is_name_text(&value(set, "probe")), "{set:?}");
+    }
+    assert_eq!(value(&sets[0], "type"), "a\\012");
+    assert_eq!(value(&sets[0], "probe"), "a_");
+    assert_eq!(value(&sets[1], "type"), "a\\134n");
+    assert_eq!(value(&sets[1], "probe"), "a\\134n");
+    // Without the id, the label sets of the types are still pairwise different.
+    let without_id: Vec<_> = sets
+        .iter()
+        .map(|s| {
+            s.iter()
+                .filter(|(k, _)| k != "id")
+                .cloned()
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    for (i, a) in without_id.iter().enumerate() {
+        for b in &without_id[i + 1..] {
+            assert_ne!(a, b);
+        }
+    }
+}
+
 /// `promtool check metrics` on the exposition: run when promtool is installed, and required
 /// when `MEMSTAT_REQUIRE_PROMTOOL` is set (as `make check` sets it, having installed it).
 #[test]
 fn promtool_accepts_the_exposition() {
     let required = std::env::var_os("MEMSTAT_REQUIRE_PROMTOOL").is_some();
-    let child = Command::new("promtool")
-        .args(["check", "metrics"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn();
-    let mut child = match child {
-        Ok(c) => c,
-        Err(e) if !required => {
-            eprintln!("promtool not run: {e}");
-            return;
-        }
-        Err(e) => panic!("promtool: {e}"),
-    };
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(exposition(&sample_list()).as_bytes())
+    // The sample, and names with bytes the text form and the exposition escape.
+    let hostile: Vec<_> = ["a\"b\\c\nd", "e\u{1b}[2J", "\u{202e}rtl", "a\n", "a\\n"]
+        .iter()
+        .zip(1..)
+        .map(|(n, id)| ty(n, id, vec![cpu(8, 0, 1, 0, 1)]))
+        .collect();
+    let mut hostile_list = MemoryTypeList::new();
+    hostile_list
+        .update_malloc_bytes(&stream::write_stream(1, &hostile))
         .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "promtool: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    for list in [sample_list(), hostile_list] {
+        let child = Command::new("promtool")
+            .args(["check", "metrics"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn();
+        let mut child = match child {
+            Ok(c) => c,
+            Err(e) if !required => {
+                eprintln!("promtool not run: {e}");
+                return;
+            }
+            Err(e) => panic!("promtool: {e}"),
+        };
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(exposition(&list).as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "promtool: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
 }
 
 #[test]
@@ -159,6 +253,92 @@ fn textfile_is_replaced_whole() {
     assert!(openmetrics::write_textfile(&sample_list(), &missing).is_err());
 }
 
+/// `--textfile` never writes through a symbolic link: not one at the temporary name the tool
+/// once used (`.x.prom.tmp`), whose target stays as it was, nor one at the textfile's name,
+/// which is replaced by a regular file. The file is readable by all (mode 0666 less the umask).
+#[test]
+fn textfile_does_not_write_through_links() {
+    let f = stream_file("openmetrics_textfile_links");
+    let d = f.parent().unwrap().to_path_buf();
+    let victim = d.join("victim");
+    std::fs::write(&victim, "victim\n").unwrap();
+    std::os::unix::fs::symlink("victim", d.join(".x.prom.tmp")).unwrap();
+    let tf = d.join("x.prom");
+    let textfile = |what: &str| {
+        let out = Command::new("sh")
+            .arg("-c")
+            .arg("umask 022; exec \"$0\" --textfile \"$1\" -f \"$2\"")
+            .arg(env!("CARGO_BIN_EXE_memstat"))
+            .arg(&tf)
+            .arg(&f)
+            .output()
+            .unwrap();
+        assert_success(&out);
+        assert!(out.stdout.is_empty(), "{what}");
+        assert_eq!(
+            std::fs::read_to_string(&victim).unwrap(),
+            "victim\n",
+            "{what}"
+        );
+        let meta = std::fs::symlink_metadata(&tf).unwrap();
+        assert!(meta.file_type().is_file(), "{what}: {meta:?}");
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(meta.permissions().mode() & 0o777, 0o644, "{what}");
+        assert_eq!(
+            std::fs::read_to_string(&tf).unwrap(),
+            exposition(&sample_list()),
+            "{what}"
+        );
+    };
+    textfile("a link at the old temporary name");
+    assert_eq!(
+        std::fs::read_link(d.join(".x.prom.tmp")).unwrap(),
+        PathBuf::from("victim")
+    );
+    std::fs::remove_file(&tf).unwrap();
+    std::os::unix::fs::symlink("victim", &tf).unwrap();
+    textfile("a link at the textfile's name");
+    // Nothing else was created.
+    let mut names: Vec<_> = std::fs::read_dir(&d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, [".x.prom.tmp", "sample.stream", "victim", "x.prom"]);
+}
+
+/// A textfile that cannot be written: a one-line error naming it, exit status 1, and no
+/// temporary file left behind.
+#[test]
+fn textfile_failures_leave_nothing_behind() {
+    let f = stream_file("openmetrics_textfile_fail");
+    let d = f.parent().unwrap().to_path_buf();
+    std::fs::create_dir(d.join("x.prom")).unwrap();
+    for (tf, why) in [
+        (d.join("x.prom"), "Is a directory"),
+        (d.join("missing/x.prom"), "No such file or directory"),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_memstat"))
+            .arg("--textfile")
+            .arg(&tf)
+            .arg("-f")
+            .arg(&f)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        assert_eq!(
+            String::from_utf8(out.stderr).unwrap(),
+            format!("memstat: {}: {why}\n", tf.display())
+        );
+    }
+    let mut names: Vec<_> = std::fs::read_dir(&d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["sample.stream", "x.prom"]);
+}
+
 fn stream_file(name: &str) -> PathBuf {
     let d = tmpdir(name);
     let p = d.join("sample.stream");
@@ -172,7 +352,6 @@ fn cli_prints_and_writes_the_metrics() {
     let out = Command::new(env!("CARGO_BIN_EXE_memstat"))
         .args(["--prometheus", "-f"])
         .arg(&f)
-        .args(["--sysctl", "/nonexistent"])
         .output()
         .unwrap();
     assert_success(&out);
@@ -216,15 +395,9 @@ fn http_get(addr: &str, path: &str) -> String {
 #[test]
 fn http_exporter_serves_metrics() {
     let f = stream_file("openmetrics_http");
-    // A free port: bound, then released for the exporter.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let addr = format!("127.0.0.1:{port}");
+    // Port 0: the exporter picks a free port and names it.
     let mut child = Command::new(env!("CARGO_BIN_EXE_memstat"))
-        .args(["--listen", &addr, "-c", "2", "-f"])
+        .args(["--listen", "127.0.0.1:0", "-c", "2", "-f"])
         .arg(&f)
         .stderr(Stdio::piped())
         .spawn()
@@ -237,7 +410,15 @@ fn http_exporter_serves_metrics() {
         assert_eq!(err.read(&mut b).unwrap(), 1, "exporter exited: {line}");
         line.push(b[0] as char);
     }
-    assert_eq!(line, format!("memstat: serving http://{addr}/metrics\n"));
+    let addr = line
+        .strip_prefix("memstat: serving http://")
+        .and_then(|l| l.strip_suffix("/metrics\n"))
+        .unwrap_or_else(|| panic!("{line}"))
+        .to_string();
+    assert!(
+        addr.starts_with("127.0.0.1:") && !addr.ends_with(":0"),
+        "{addr}"
+    );
     let r = http_get(&addr, "/nothing");
     assert!(
         r.starts_with("HTTP/1.1 404") || r.starts_with("HTTP/1.0 404"),

@@ -642,7 +642,10 @@ fn run(args: &Args) -> Result<(), Failure> {
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
+    let args = match memstat::cli::parse::<Args>("dtmalloc") {
+        Ok(args) => args,
+        Err(code) => return code,
+    };
     match run(&args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {

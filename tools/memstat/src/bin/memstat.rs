@@ -5,13 +5,15 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::{Parser, ValueEnum};
+use clap::builder::TypedValueParser as _;
+use clap::parser::ValueSource;
+use clap::{ArgGroup, ArgMatches, Parser, ValueEnum};
 use memstat::error::io_text;
 use memstat::kvm::Core;
 use memstat::report::{self, Options, SortKey};
 use memstat::slab::{DEFAULT_SLABINFO, DEFAULT_SLAB_DIR};
 use memstat::zones::DEFAULT_SYSCTL_DIR;
-use memstat::{openmetrics, Error, MemoryTypeList, SlabSource, DEFAULT_PROC_PATH};
+use memstat::{exporter, openmetrics, Error, MemoryTypeList, SlabSource, DEFAULT_PROC_PATH};
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum Sort {
@@ -25,11 +27,20 @@ enum Sort {
     Requests,
 }
 
+/// The outputs of malloc types that are not a table or JSON: every type, in kernel order.
+const EXPORTS: [&str; 4] = ["prometheus", "textfile", "listen", "save"];
+/// The outputs that are not a table.
+const NOT_TABLES: [&str; 5] = ["json", "prometheus", "textfile", "listen", "save"];
+
 /// Report kernel memory usage by malloc type (like FreeBSD's `vmstat -m`)
 /// and by slab cache (like `vmstat -z`).
+///
+/// An option that the other options given would ignore is a usage error (exit status 2): each
+/// one's help says where it applies.
 #[derive(Parser, Debug)]
 #[command(
     name = "memstat",
+    group(ArgGroup::new("repeat").args(["wait", "listen"])),
     version,
     disable_help_flag = true,
     after_help = "Examples:\n  memstat                      malloc types, as vmstat -m\n  memstat -z                   slab caches, as vmstat -z\n  memstat -m --json            libxo-style JSON\n  memstat -m -l                with failures, peaks and owners\n  memstat -s memuse --name 'dev*'\n  memstat -w 1 -c 5            five reports, one second apart\n  memstat --save snap.bin      save a snapshot; read it back with -f snap.bin\n  memstat -M vmcore -N vmlinux the malloc types of a crash dump\n  memstat --prometheus         Prometheus metrics on standard output\n  memstat --listen 127.0.0.1:9725           an HTTP exporter for Prometheus\n  memstat --textfile /var/lib/node_exporter/malloc_types.prom -w 15"
@@ -39,35 +50,42 @@ struct Args {
     #[arg(short = 'm', long = "malloc")]
     malloc: bool,
     /// Report slab caches (vmstat -z).
-    #[arg(short = 'z', long = "zones")]
+    #[arg(short = 'z', long = "zones", conflicts_with = "save")]
     zones: bool,
-    /// Also show malloc types that were never used.
-    #[arg(short = 'a', long)]
+    /// In the -m table or JSON, also show malloc types that were never used.
+    #[arg(short = 'a', long, conflicts_with_all = EXPORTS)]
     all: bool,
-    /// With -m, also show each type's failed allocations (Fails), peak KiB in use while it is
-    /// tracked (HighUse; see /proc/malloc_types_peak) and owning module (Owner).
-    #[arg(short = 'l', long)]
+    /// In the -m table, also show each type's failed allocations (Fails), peak KiB in use while
+    /// it is tracked (HighUse; see /proc/malloc_types_peak) and owning module (Owner); JSON
+    /// always has them.
+    #[arg(short = 'l', long, conflicts_with_all = NOT_TABLES)]
     long: bool,
     /// Print JSON with the keys of `vmstat --libxo json` instead of a table.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "save")]
     json: bool,
-    /// Humanize numbers (default when standard output is a terminal).
-    #[arg(short = 'h', overrides_with = "no_humanize")]
+    /// Humanize the numbers of the tables (default when standard output is a terminal).
+    #[arg(short = 'h', overrides_with = "no_humanize", conflicts_with_all = NOT_TABLES)]
     humanize: bool,
-    /// Do not humanize numbers.
-    #[arg(short = 'H', overrides_with = "humanize")]
+    /// Do not humanize the numbers of the tables.
+    #[arg(short = 'H', overrides_with = "humanize", conflicts_with_all = NOT_TABLES)]
     no_humanize: bool,
-    /// Sort rows (default: kernel order for -m, name order for -z).
-    #[arg(short = 's', long, value_enum)]
+    /// Sort the rows of the tables or JSON (default: kernel order for -m, name order for -z).
+    #[arg(short = 's', long, value_enum, conflicts_with_all = EXPORTS)]
     sort: Option<Sort>,
-    /// Show only types whose name or probe name matches this glob (* and ?).
-    #[arg(long, value_name = "PATTERN")]
+    /// In the tables or JSON, show only types whose name or probe name matches this glob (* and
+    /// ?).
+    #[arg(long, value_name = "PATTERN", conflicts_with_all = EXPORTS)]
     name: Option<String>,
     /// Repeat the report every SECONDS seconds (until interrupted or -c).
-    #[arg(short = 'w', long = "wait", value_name = "SECONDS")]
+    #[arg(
+        short = 'w',
+        long = "wait",
+        value_name = "SECONDS",
+        conflicts_with = "save"
+    )]
     wait: Option<f64>,
-    /// Number of reports with -w, at least 1 (default: unlimited; 0 is a usage error).
-    #[arg(short = 'c', long = "count", value_name = "N")]
+    /// Number of reports with -w, or of scrapes with --listen, at least 1 (default: unlimited).
+    #[arg(short = 'c', long = "count", value_name = "N", requires = "repeat")]
     count: Option<u64>,
     /// Read malloc types from a saved stream FILE instead of the kernel.
     #[arg(short = 'f', long = "stream", value_name = "FILE")]
@@ -80,17 +98,20 @@ struct Args {
     /// name what CORE's vmcoreinfo does not.
     #[arg(short = 'N', long = "kernel", value_name = "KERNEL", requires = "core")]
     kernel: Option<PathBuf>,
-    /// Path of the kernel's malloc stream.
-    #[arg(long = "proc", value_name = "PATH", default_value = DEFAULT_PROC_PATH)]
+    /// Path of the kernel's malloc stream (not with -f or -M).
+    #[arg(long = "proc", value_name = "PATH", default_value = DEFAULT_PROC_PATH,
+          conflicts_with_all = ["stream", "core"])]
     proc_path: PathBuf,
-    /// Root of the sysctl tree (for vm/malloc_zone_sizes).
-    #[arg(long = "sysctl", value_name = "DIR", default_value = DEFAULT_SYSCTL_DIR)]
+    /// Root of the sysctl tree, for the size classes (vm/malloc_zone_sizes) of the -m table or
+    /// JSON (not with -M, whose core has them).
+    #[arg(long = "sysctl", value_name = "DIR", default_value = DEFAULT_SYSCTL_DIR,
+          conflicts_with_all = ["core", "prometheus", "textfile", "listen", "save"])]
     sysctl_dir: PathBuf,
     /// SLUB sysfs directory for -z.
-    #[arg(long = "slab-dir", value_name = "DIR", default_value = DEFAULT_SLAB_DIR)]
+    #[arg(long = "slab-dir", value_name = "DIR", default_value = DEFAULT_SLAB_DIR, requires = "zones")]
     slab_dir: PathBuf,
     /// slabinfo file for -z, used when the slab directory is missing.
-    #[arg(long = "slabinfo", value_name = "FILE", default_value = DEFAULT_SLABINFO)]
+    #[arg(long = "slabinfo", value_name = "FILE", default_value = DEFAULT_SLABINFO, requires = "zones")]
     slabinfo: PathBuf,
     /// Save the malloc types read as a stream FILE and exit.
     #[arg(long = "save", value_name = "FILE")]
@@ -106,6 +127,21 @@ struct Args {
     /// the kernel on every scrape, until interrupted (or, with -c N, for N scrapes).
     #[arg(long, value_name = "ADDR", conflicts_with_all = ["json", "zones", "save", "prometheus", "textfile", "wait"])]
     listen: Option<String>,
+    /// With --listen: connections served at once; one more is answered 503 and closed.
+    #[arg(long, value_name = "N", requires = "listen", default_value_t = exporter::DEFAULT_MAX_CONNECTIONS,
+          value_parser = clap::value_parser!(u32).range(1..).map(|n| n as usize))]
+    max_connections: usize,
+    /// With --listen: close a connection whose client keeps the exporter waiting for SECONDS (no
+    /// byte sent or read, or no whole request head in that time).
+    #[arg(long, value_name = "SECONDS", requires = "listen", default_value_t = exporter::DEFAULT_IDLE_TIMEOUT.as_secs_f64())]
+    idle_timeout: f64,
+    /// With --listen: the largest request head (request line and headers) in bytes, 1024 to
+    /// 1048576; a longer one is answered 431.
+    #[arg(long, value_name = "BYTES", requires = "listen", default_value_t = exporter::DEFAULT_MAX_HEADER_SIZE,
+          value_parser = clap::value_parser!(u32)
+              .range(exporter::MIN_MAX_HEADER_SIZE as i64..=exporter::MAX_MAX_HEADER_SIZE as i64)
+              .map(|n| n as usize))]
+    max_header_size: usize,
     /// Print help.
     #[arg(long = "help", action = clap::ArgAction::Help)]
     help: Option<bool>,
@@ -150,6 +186,23 @@ fn usage(msg: &str) -> Failure {
     }
 }
 
+/// The combinations of options that clap cannot check: those of `-z` without `-m`, where the
+/// options of the malloc types' table would be ignored.
+fn check_combinations(args: &Args, matches: &ArgMatches) -> Result<(), Failure> {
+    if !args.zones || args.malloc {
+        return Ok(());
+    }
+    let given = |id: &str| matches.value_source(id) == Some(ValueSource::CommandLine);
+    for (id, option) in [("all", "-a"), ("long", "-l"), ("sysctl_dir", "--sysctl")] {
+        if given(id) {
+            return Err(usage(&format!(
+                "{option} applies to the malloc types, which -z alone does not show (add -m)"
+            )));
+        }
+    }
+    Ok(())
+}
+
 fn run(args: &Args) -> Result<(), Failure> {
     let want_m = args.malloc || !args.zones || args.save.is_some();
     let want_z = args.zones;
@@ -173,17 +226,7 @@ fn run(args: &Args) -> Result<(), Failure> {
         name: args.name.clone(),
         long: args.long,
     };
-    let wait = match args.wait {
-        Some(w) if w.is_finite() && w > 0.0 => Some(
-            Duration::try_from_secs_f64(w).map_err(|_| usage("-w: the interval is too large"))?,
-        ),
-        Some(_) => {
-            return Err(usage(
-                "-w: the interval must be a positive number of seconds",
-            ))
-        }
-        None => None,
-    };
+    let wait = args.wait.map(|w| seconds("-w", w)).transpose()?;
     if args.count == Some(0) {
         return Err(usage("-c: the count must be at least 1"));
     }
@@ -197,7 +240,7 @@ fn run(args: &Args) -> Result<(), Failure> {
         None => None,
     };
     if let Some(addr) = &args.listen {
-        return serve(args, addr, &mut list);
+        return serve(args, addr, list);
     }
     let mut n = 0u64;
     let stdout = io::stdout();
@@ -214,7 +257,7 @@ fn run(args: &Args) -> Result<(), Failure> {
         }
         if let Some(save) = &args.save {
             std::fs::write(save, list.to_stream())
-                .map_err(|e| format!("{}: {e}", save.display()))?;
+                .map_err(|e| format!("{}: {}", save.display(), io_text(&e)))?;
             return Ok(());
         }
         if let Some(path) = &args.textfile {
@@ -225,9 +268,7 @@ fn run(args: &Args) -> Result<(), Failure> {
         if args.textfile.is_some() {
             // Nothing on standard output.
         } else if args.prometheus {
-            let mut b = Vec::new();
-            openmetrics::write_metrics(&list, &mut b).map_err(|e| io_text(&e))?;
-            out = String::from_utf8_lossy(&b).into_owned();
+            out = openmetrics::exposition(&list);
         } else if args.json {
             let doc = report::Document {
                 malloc: want_m.then(|| report::malloc_rows(&list, list.zones(), &opts)),
@@ -272,57 +313,41 @@ fn run(args: &Args) -> Result<(), Failure> {
     Ok(())
 }
 
-/// The HTTP exporter of `--listen`: `GET /metrics` reads the kernel (or the `-f` file) and
-/// answers the Prometheus metrics, or 503 with the error when the read fails; `/` points to
-/// `/metrics`; anything else is 404 (405 for another method).
-fn serve(args: &Args, addr: &str, list: &mut MemoryTypeList) -> Result<(), Failure> {
-    use tiny_http::{Header, Response, Server};
-
-    let server = Server::http(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))?;
-    let header = |v: &str| {
-        Header::from_bytes(&b"Content-Type"[..], v.as_bytes())
-            .map_err(|()| Failure::from("bad header".to_string()))
+/// The HTTP exporter of `--listen` ([`exporter`]): each scrape reads the kernel (or the `-f`
+/// file) into `list`.
+fn serve(args: &Args, addr: &str, mut list: MemoryTypeList) -> Result<(), Failure> {
+    let limits = exporter::Limits {
+        max_connections: args.max_connections,
+        idle_timeout: seconds("--idle-timeout", args.idle_timeout)?,
+        max_header_size: args.max_header_size,
     };
-    let metrics_type = header(openmetrics::CONTENT_TYPE)?;
-    let text_type = header("text/plain; charset=utf-8")?;
-    eprintln!("memstat: serving http://{}/metrics", server.server_addr());
-    let path = args.stream.as_ref().unwrap_or(&args.proc_path);
-    let mut scrapes = 0u64;
-    for request in server.incoming_requests() {
-        let url = request.url().split('?').next().unwrap_or("");
-        let get = *request.method() == tiny_http::Method::Get;
-        let response = match (get, url) {
-            (true, "/metrics") => {
-                scrapes += 1;
-                list.update_zones(&args.sysctl_dir);
-                match list.read_malloc(path) {
-                    Ok(()) => {
-                        let mut body = Vec::new();
-                        openmetrics::write_metrics(list, &mut body).map_err(|e| io_text(&e))?;
-                        Response::from_data(body).with_header(metrics_type.clone())
-                    }
-                    Err(e) => Response::from_string(format!("memstat: {}\n", describe(&e)))
-                        .with_status_code(503)
-                        .with_header(text_type.clone()),
-                }
-            }
-            (true, "/") => {
-                Response::from_string("malloc types: see /metrics\n").with_header(text_type.clone())
-            }
-            (true, _) => Response::from_string("not found\n")
-                .with_status_code(404)
-                .with_header(text_type.clone()),
-            (false, _) => Response::from_string("method not allowed\n")
-                .with_status_code(405)
-                .with_header(text_type.clone()),
-        };
-        // A client that went away is its own problem, not the exporter's.
-        let _ = request.respond(response);
-        if args.count.is_some_and(|c| scrapes >= c) {
-            break;
-        }
+    let server = exporter::Exporter::bind(addr, limits)
+        .map_err(|e| format!("cannot listen on {addr}: {}", io_text(&e)))?;
+    eprintln!("memstat: serving http://{}/metrics", server.local_addr());
+    let path = args
+        .stream
+        .clone()
+        .unwrap_or_else(|| args.proc_path.clone());
+    // The exposition does not use the zone sizes: no sysctl is read.
+    let scrape = move || {
+        list.read_malloc(&path).map_err(|e| describe(&e))?;
+        Ok(openmetrics::exposition(&list).into_bytes())
+    };
+    server
+        .serve(args.count, Box::new(scrape))
+        .map_err(|e| format!("{}; the exporter stopped", io_text(&e)).into())
+}
+
+/// The duration of `secs` seconds given to `option`: a positive number that a [`Duration`]
+/// holds, else a usage error.
+fn seconds(option: &str, secs: f64) -> Result<Duration, Failure> {
+    if !(secs.is_finite() && secs > 0.0) {
+        return Err(usage(&format!(
+            "{option}: must be a positive number of seconds"
+        )));
     }
-    Ok(())
+    Duration::try_from_secs_f64(secs)
+        .map_err(|_| usage(&format!("{option}: too large for a duration")))
 }
 
 /// Judges the result of one update of a source for report number `n` (from 0).
@@ -346,8 +371,11 @@ fn tolerate(n: u64, r: memstat::Result<()>) -> Result<(), Failure> {
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
-    match run(&args) {
+    let (args, matches) = match memstat::cli::parse_with_matches::<Args>("memstat") {
+        Ok(parsed) => parsed,
+        Err(code) => return code,
+    };
+    match check_combinations(&args, &matches).and_then(|()| run(&args)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
             eprintln!("memstat: {}", f.msg);
