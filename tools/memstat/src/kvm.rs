@@ -39,47 +39,44 @@
 //! [`STREAM_VERSION`]): the same types, in the same order, with the same
 //! ids, counters, peaks and owners, and the kernel's zone sizes.
 //!
+//! The ELF layer (the file header, the program and section headers with
+//! `PN_XNUM`, the notes, the symbol table and its strings) is the `object`
+//! crate's. Kept here, where `object` has no such feature: the reading of
+//! the memory a core holds (by physical address, `p_paddr`, or by kernel
+//! address, `p_vaddr`, with the zeros past `p_filesz` up to `p_memsz`;
+//! `object` looks segments up by `p_vaddr` only and gives their file bytes
+//! only), done with `pread` rather than through `object`'s `ReadCache`, which
+//! keeps every block read until it is dropped; the reading of a kernel
+//! image's symbol table by `pread` into one buffer (the cache would hold a
+//! second copy); the vmcoreinfo's `KEY=VALUE` text; and the page table walk.
+//!
 //! Everything read from the core is bounds-checked: a truncated or corrupt
 //! core, a core of a kernel without malloc types, or the wrong kernel image
 //! is an [`Error`] ([`Error::Kvm`], [`Error::KvmNoSymbol`],
 //! [`Error::KvmShortRead`], [`Error::Version`]), never a panic, and costs
 //! memory only in proportion to what it holds.
 
+use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
+use std::io;
+use std::mem::size_of;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+
+use object::elf::{self, FileHeader64, ProgramHeader64, SectionHeader64, Sym64};
+use object::read::elf::{FileHeader as _, ProgramHeader as _, SectionHeader as _, Sym as _};
+use object::read::{ReadCache, ReadCacheOps, ReadRef as _, StringTable};
+use object::{pod, LittleEndian};
 
 use crate::error::{Error, Result};
 use crate::stream::{self, CpuStats, StreamType, MAX_NAME, MAX_OWNER, STREAM_VERSION};
 use crate::zones::ZoneSizes;
 
-/// `EM_X86_64`.
-const EM_X86_64: u16 = 62;
-/// `EM_AARCH64`.
-const EM_AARCH64: u16 = 183;
-/// `ET_EXEC`, `ET_DYN` and `ET_CORE`.
-const ET_EXEC: u16 = 2;
-const ET_DYN: u16 = 3;
-const ET_CORE: u16 = 4;
-/// `PT_LOAD` and `PT_NOTE`.
-const PT_LOAD: u32 = 1;
-const PT_NOTE: u32 = 4;
-/// `SHT_SYMTAB` and `SHT_NOTE`.
-const SHT_SYMTAB: u32 = 2;
-const SHT_NOTE: u32 = 7;
-/// `NT_GNU_BUILD_ID`.
-const NT_GNU_BUILD_ID: u32 = 3;
-/// `PN_XNUM`: the real number of program headers is in section header 0.
-const PN_XNUM: u16 = 0xffff;
-/// `sizeof(Elf64_Ehdr)`, `sizeof(Elf64_Phdr)`, `sizeof(Elf64_Shdr)`, `sizeof(Elf64_Sym)`.
-const EHDR_SIZE: usize = 64;
-const PHDR_SIZE: usize = 56;
-const SHDR_SIZE: usize = 64;
-const SYM_SIZE: usize = 24;
-
 /// Most program headers read (QEMU writes one per memory range).
-const MAX_PHNUM: u64 = 1 << 20;
+const MAX_PHNUM: u32 = 1 << 20;
+/// Most sections of a kernel image read.
+const MAX_SHNUM: u32 = 1 << 16;
 /// Most bytes of notes read: the vmcoreinfo is one page, the CPUs' notes a
 /// few hundred bytes each.
 const MAX_NOTES: u64 = 16 << 20;
@@ -215,12 +212,15 @@ struct Walker {
     lpa2: bool,
 }
 
-/// A kernel image (`-N`): its build ID and symbol table.
+/// A kernel image (`-N`): its build ID and symbol table (its `SHT_SYMTAB`
+/// and the strings it links to, as in the file: looked up a few times per
+/// read, by a scan).
 #[derive(Debug, Default)]
 struct KernelImage {
     path: PathBuf,
     build_id: Option<String>,
-    symbols: HashMap<String, u64>,
+    symtab: Vec<u8>,
+    strtab: Vec<u8>,
 }
 
 /// An opened core: the file, its segments and its vmcoreinfo.
@@ -248,10 +248,6 @@ pub struct KvmMalloc {
     pub numzones: u32,
 }
 
-fn u16_at(b: &[u8], off: usize) -> u16 {
-    u16::from_le_bytes([b[off], b[off + 1]])
-}
-
 fn u32_at(b: &[u8], off: usize) -> u32 {
     let mut a = [0u8; 4];
     a.copy_from_slice(&b[off..off + 4]);
@@ -264,108 +260,142 @@ fn u64_at(b: &[u8], off: usize) -> u64 {
     u64::from_le_bytes(a)
 }
 
-/// The text of a C string in `b`: up to the first NUL, lossy UTF-8.
-fn c_string(b: &[u8]) -> String {
-    let n = b.iter().position(|&c| c == 0).unwrap_or(b.len());
-    String::from_utf8_lossy(&b[..n]).into_owned()
+/// The file under [`object`]'s parsers: [`ReadCacheOps`] by `pread` at the
+/// length `fstat` gave (the size `/proc/kcore` reports, which its `lseek`
+/// need not agree with), the last I/O error kept for the message.
+struct Pread<'a> {
+    file: &'a File,
+    len: u64,
+    pos: u64,
+    error: &'a RefCell<Option<io::Error>>,
 }
 
-/// Rounds up to a multiple of 4 (ELF note alignment).
-fn align4(n: u64) -> u64 {
-    n.saturating_add(3) & !3
+impl Pread<'_> {
+    fn fail(&self, e: io::Error) {
+        *self.error.borrow_mut() = Some(e);
+    }
 }
 
-/// The notes in `data`: (name, type, descriptor).
-fn notes(data: &[u8]) -> Vec<(String, u32, &[u8])> {
-    let mut out = Vec::new();
-    let mut off = 0u64;
-    let len = data.len() as u64;
-    while off + 12 <= len {
-        let o = off as usize;
-        let namesz = u64::from(u32_at(data, o));
-        let descsz = u64::from(u32_at(data, o + 4));
-        let ntype = u32_at(data, o + 8);
-        let name_at = off + 12;
-        let desc_at = name_at.saturating_add(align4(namesz));
-        let end = desc_at.saturating_add(align4(descsz));
-        if desc_at.saturating_add(descsz) > len {
-            break;
-        }
-        let name = c_string(&data[name_at as usize..(name_at + namesz) as usize]);
-        out.push((
-            name,
-            ntype,
-            &data[desc_at as usize..(desc_at + descsz) as usize],
-        ));
-        off = end;
+impl ReadCacheOps for Pread<'_> {
+    fn len(&mut self) -> std::result::Result<u64, ()> {
+        Ok(self.len)
     }
-    out
-}
 
-/// The ELF header's fields that are read, after the checks common to cores and images.
-struct Ehdr {
-    etype: u16,
-    machine: u16,
-    phoff: u64,
-    phnum: u64,
-    shoff: u64,
-    shnum: u64,
-}
+    fn seek(&mut self, pos: u64) -> std::result::Result<u64, ()> {
+        self.pos = pos;
+        Ok(pos)
+    }
 
-/// Reads `len` bytes at `off` of `file` (of `file_len` bytes), or `None` past its end.
-fn read_file_at(file: &File, file_len: u64, off: u64, len: u64) -> Option<Vec<u8>> {
-    if off.checked_add(len)? > file_len {
-        return None;
-    }
-    let mut buf = vec![0u8; usize::try_from(len).ok()?];
-    file.read_exact_at(&mut buf, off).ok()?;
-    Some(buf)
-}
-
-/// Reads and checks the ELF header of `file`: ELF64, little-endian, one of [`Arch`].
-fn read_ehdr(file: &File, len: u64, what: &Path) -> Result<Ehdr> {
-    let bad = |why: &str| Error::Kvm(format!("{}: {why}", what.display()));
-    let h = read_file_at(file, len, 0, EHDR_SIZE as u64)
-        .ok_or_else(|| bad("not an ELF file (shorter than an ELF header)"))?;
-    if &h[..4] != b"\x7fELF" {
-        return Err(bad("not an ELF file"));
-    }
-    if h[4] != 2 || h[5] != 1 {
-        return Err(bad("not a 64-bit little-endian ELF file"));
-    }
-    let machine = u16_at(&h, 18);
-    if machine != EM_X86_64 && machine != EM_AARCH64 {
-        return Err(bad(&format!(
-            "ELF machine {machine}: only x86_64 and arm64 are read"
-        )));
-    }
-    let mut e = Ehdr {
-        etype: u16_at(&h, 16),
-        machine,
-        phoff: u64_at(&h, 32),
-        phnum: u64::from(u16_at(&h, 56)),
-        shoff: u64_at(&h, 40),
-        shnum: u64::from(u16_at(&h, 60)),
-    };
-    if usize::from(u16_at(&h, 54)) != PHDR_SIZE && e.phnum != 0 {
-        return Err(bad("program headers of an unexpected size"));
-    }
-    if e.shnum != 0 && usize::from(u16_at(&h, 58)) != SHDR_SIZE {
-        return Err(bad("section headers of an unexpected size"));
-    }
-    if e.phnum == u64::from(PN_XNUM) || (e.shnum == 0 && e.shoff != 0) {
-        // The real counts are in section header 0 (sh_info, sh_size).
-        let s0 = read_file_at(file, len, e.shoff, SHDR_SIZE as u64)
-            .ok_or_else(|| bad("section header 0 is past the end of the file"))?;
-        if e.phnum == u64::from(PN_XNUM) {
-            e.phnum = u64::from(u32_at(&s0, 44));
-        }
-        if e.shnum == 0 {
-            e.shnum = u64_at(&s0, 32);
+    fn read(&mut self, buf: &mut [u8]) -> std::result::Result<usize, ()> {
+        loop {
+            match self.file.read_at(buf, self.pos) {
+                Ok(n) => {
+                    self.pos += n as u64;
+                    return Ok(n);
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    self.fail(e);
+                    return Err(());
+                }
+            }
         }
     }
-    Ok(e)
+
+    fn read_exact(&mut self, buf: &mut [u8]) -> std::result::Result<(), ()> {
+        match self.file.read_exact_at(buf, self.pos) {
+            Ok(()) => {
+                self.pos += buf.len() as u64;
+                Ok(())
+            }
+            Err(e) => {
+                self.fail(e);
+                Err(())
+            }
+        }
+    }
 }
+
+/// An ELF file being parsed: the file and its parser's cache (which holds
+/// what was read until it is dropped, at the end of [`Core::open`] or of
+/// [`KernelImage::read`]).
+struct ElfFile<'a> {
+    path: &'a Path,
+    file: &'a File,
+    len: u64,
+    cache: ReadCache<Pread<'a>>,
+    io_error: &'a RefCell<Option<io::Error>>,
+}
+
+impl<'a> ElfFile<'a> {
+    fn new(
+        path: &'a Path,
+        file: &'a File,
+        len: u64,
+        io_error: &'a RefCell<Option<io::Error>>,
+    ) -> Self {
+        ElfFile {
+            path,
+            file,
+            len,
+            cache: ReadCache::new(Pread {
+                file,
+                len,
+                pos: 0,
+                error: io_error,
+            }),
+            io_error,
+        }
+    }
+
+    /// An error about this file: [`Error::Kvm`] with `why`, or the I/O
+    /// error that made a read fail.
+    fn bad(&self, why: impl std::fmt::Display) -> Error {
+        match self.io_error.borrow_mut().take() {
+            Some(e) => Error::from_io(self.path, e),
+            None => Error::Kvm(format!("{}: {why}", self.path.display())),
+        }
+    }
+
+    /// Reads and checks the ELF header: ELF64, little-endian, one of [`Arch`].
+    fn header(&self) -> Result<&FileHeader64<LittleEndian>> {
+        let h: &FileHeader64<LittleEndian> = (&self.cache)
+            .read_at(0)
+            .map_err(|()| self.bad("not an ELF file (shorter than an ELF header)"))?;
+        if h.e_ident.magic != elf::ELFMAG {
+            return Err(self.bad("not an ELF file"));
+        }
+        if h.e_ident.class != elf::ELFCLASS64 || h.e_ident.data != elf::ELFDATA2LSB {
+            return Err(self.bad("not a 64-bit little-endian ELF file"));
+        }
+        FileHeader64::<LittleEndian>::parse(&self.cache).map_err(|e| self.bad(e))?;
+        let machine = h.e_machine(LE);
+        if machine != elf::EM_X86_64 && machine != elf::EM_AARCH64 {
+            return Err(self.bad(format!(
+                "ELF machine {machine}: only x86_64 and arm64 are read"
+            )));
+        }
+        Ok(h)
+    }
+
+    /// Reads `len` bytes at `off`, or `None` past the end of the file.
+    fn read_at(&self, off: u64, len: u64) -> Option<Vec<u8>> {
+        if off.checked_add(len)? > self.len {
+            return None;
+        }
+        let mut buf = vec![0u8; usize::try_from(len).ok()?];
+        match self.file.read_exact_at(&mut buf, off) {
+            Ok(()) => Some(buf),
+            Err(e) => {
+                *self.io_error.borrow_mut() = Some(e);
+                None
+            }
+        }
+    }
+}
+
+/// The endianness of the files read.
+const LE: LittleEndian = LittleEndian;
 
 impl Core {
     /// Opens the core at `core` (an ELF vmcore or `/proc/kcore`), with the
@@ -382,49 +412,60 @@ impl Core {
         // /proc/kcore reports a size of its own (the highest address); a
         // regular file's is its length.
         let len = file.metadata().map_err(|e| Error::from_io(core, e))?.len();
-        let bad = |why: String| Error::Kvm(format!("{}: {why}", core.display()));
-        let e = read_ehdr(&file, len, core)?;
-        if e.etype != ET_CORE {
+        let io_error = RefCell::new(None);
+        let elf = ElfFile::new(core, &file, len, &io_error);
+        let data = &elf.cache;
+        let h = elf.header()?;
+        let bad = |why: String| elf.bad(why);
+        let etype = h.e_type(LE);
+        if etype != elf::ET_CORE {
             return Err(bad(format!(
-                "not a core file (ELF type {}; a kernel image goes with -N)",
-                e.etype
+                "not a core file (ELF type {etype}; a kernel image goes with -N)"
             )));
         }
-        let arch = if e.machine == EM_X86_64 {
+        let machine = h.e_machine(LE);
+        let arch = if machine == elf::EM_X86_64 {
             Arch::X86_64
         } else {
             Arch::Aarch64
         };
-        if e.phnum == 0 || e.phnum > MAX_PHNUM {
-            return Err(bad(format!("{} program headers", e.phnum)));
+        // PN_XNUM: the number is in section header 0.
+        let phnum = h.phnum(LE, data).map_err(&bad_obj(&elf))?;
+        if phnum == 0 || phnum > MAX_PHNUM {
+            return Err(bad(format!("{phnum} program headers")));
         }
-        let phdrs = read_file_at(&file, len, e.phoff, e.phnum * PHDR_SIZE as u64)
-            .ok_or_else(|| bad("the program headers are past the end of the file".into()))?;
+        if usize::from(h.e_phentsize(LE)) != size_of::<ProgramHeader64<LittleEndian>>() {
+            return Err(bad("program headers of an unexpected size".into()));
+        }
+        let phdrs = h
+            .program_headers(LE, data)
+            .map_err(|_| bad("the program headers are past the end of the file".into()))?;
         let mut segments = Vec::new();
         let mut vmcoreinfo = None;
         let mut note_bytes = 0u64;
-        for ph in phdrs.chunks_exact(PHDR_SIZE) {
-            let ptype = u32_at(ph, 0);
-            let offset = u64_at(ph, 8);
-            let filesz = u64_at(ph, 32);
-            match ptype {
-                PT_LOAD => segments.push(Segment {
-                    offset,
-                    vaddr: u64_at(ph, 16),
-                    paddr: u64_at(ph, 24),
-                    filesz,
-                    memsz: u64_at(ph, 40),
+        for ph in phdrs {
+            match ph.p_type(LE) {
+                elf::PT_LOAD => segments.push(Segment {
+                    offset: ph.p_offset(LE),
+                    vaddr: ph.p_vaddr(LE),
+                    paddr: ph.p_paddr(LE),
+                    filesz: ph.p_filesz(LE),
+                    memsz: ph.p_memsz(LE),
                 }),
-                PT_NOTE if vmcoreinfo.is_none() => {
-                    note_bytes = note_bytes.saturating_add(filesz);
+                elf::PT_NOTE if vmcoreinfo.is_none() => {
+                    note_bytes = note_bytes.saturating_add(ph.p_filesz(LE));
                     if note_bytes > MAX_NOTES {
                         return Err(bad("more notes than a core has".into()));
                     }
-                    let data = read_file_at(&file, len, offset, filesz)
-                        .ok_or_else(|| bad("a note segment is past the end of the file".into()))?;
-                    for (name, _, desc) in notes(&data) {
-                        if name == "VMCOREINFO" {
-                            vmcoreinfo = Some(VmcoreInfo::parse(&String::from_utf8_lossy(desc)));
+                    let mut notes = ph
+                        .notes(LE, data)
+                        .map_err(|_| bad("a note segment is past the end of the file".into()))?
+                        .into_iter()
+                        .flatten();
+                    while let Some(Ok(note)) = notes.next() {
+                        if note.name() == b"VMCOREINFO" {
+                            let text = String::from_utf8_lossy(note.desc());
+                            vmcoreinfo = Some(VmcoreInfo::parse(&text));
                             break;
                         }
                     }
@@ -440,7 +481,7 @@ impl Core {
             .into())
         })?;
         let kernel = match kernel {
-            Some(k) => Some(KernelImage::read(k, e.machine, &vmcoreinfo, core)?),
+            Some(k) => Some(KernelImage::read(k, machine, &vmcoreinfo, core)?),
             None => None,
         };
         let walker = Walker::new(arch, &vmcoreinfo);
@@ -476,7 +517,7 @@ impl Core {
         if let Some(a) = self.vmcoreinfo.symbol(name) {
             return Ok(a);
         }
-        if let Some(a) = self.kernel.as_ref().and_then(|k| k.symbols.get(name)) {
+        if let Some(a) = self.kernel.as_ref().and_then(|k| k.symbol(name)) {
             return Ok(a.wrapping_add(self.vmcoreinfo.kernel_offset()));
         }
         Err(Error::KvmNoSymbol {
@@ -960,70 +1001,79 @@ impl Walker {
 impl KernelImage {
     /// Reads the build ID and the symbols of the kernel image at `path`, and
     /// checks that it is the kernel of the core (`machine`, `vi`).
-    fn read(path: &Path, machine: u16, vi: &VmcoreInfo, core: &Path) -> Result<KernelImage> {
+    fn read(
+        path: &Path,
+        machine: elf::Machine,
+        vi: &VmcoreInfo,
+        core: &Path,
+    ) -> Result<KernelImage> {
         let file = File::open(path).map_err(|e| Error::from_io(path, e))?;
         let len = file.metadata().map_err(|e| Error::from_io(path, e))?.len();
-        let bad = |why: String| Error::Kvm(format!("{}: {why}", path.display()));
-        let e = read_ehdr(&file, len, path)?;
-        if e.etype != ET_EXEC && e.etype != ET_DYN {
+        let io_error = RefCell::new(None);
+        let elf = ElfFile::new(path, &file, len, &io_error);
+        let data = &elf.cache;
+        let h = elf.header()?;
+        let bad = |why: String| elf.bad(why);
+        let etype = h.e_type(LE);
+        if etype != elf::ET_EXEC && etype != elf::ET_DYN {
             return Err(bad(format!(
-                "not a kernel image (ELF type {}; the core goes with -M)",
-                e.etype
+                "not a kernel image (ELF type {etype}; the core goes with -M)"
             )));
         }
-        if e.machine != machine {
+        if h.e_machine(LE) != machine {
             return Err(bad(format!(
                 "a kernel of another architecture than {}",
                 core.display()
             )));
         }
-        if e.shnum > 1 << 16 {
-            return Err(bad(format!("{} sections", e.shnum)));
+        let shnum = h.shnum(LE, data).map_err(&bad_obj(&elf))?;
+        if shnum > MAX_SHNUM {
+            return Err(bad(format!("{shnum} sections")));
         }
-        let shdrs = read_file_at(&file, len, e.shoff, e.shnum * SHDR_SIZE as u64)
-            .ok_or_else(|| bad("the section headers are past the end of the file".into()))?;
-        let shdr = |i: u64| shdrs.chunks_exact(SHDR_SIZE).nth(i as usize);
+        if shnum != 0
+            && usize::from(h.e_shentsize(LE)) != size_of::<SectionHeader64<LittleEndian>>()
+        {
+            return Err(bad("section headers of an unexpected size".into()));
+        }
+        let shdrs = h
+            .section_headers(LE, data)
+            .map_err(|_| bad("the section headers are past the end of the file".into()))?;
         let mut img = KernelImage {
             path: path.to_path_buf(),
             ..Default::default()
         };
-        for s in shdrs.chunks_exact(SHDR_SIZE) {
-            let (stype, off, size, link) = (
-                u32_at(s, 4),
-                u64_at(s, 24),
-                u64_at(s, 32),
-                u64::from(u32_at(s, 40)),
-            );
-            if stype == SHT_NOTE && img.build_id.is_none() && size <= MAX_NOTES {
-                if let Some(data) = read_file_at(&file, len, off, size) {
-                    img.build_id = notes(&data)
-                        .into_iter()
-                        .find(|(n, t, _)| n == "GNU" && *t == NT_GNU_BUILD_ID)
-                        .map(|(_, _, d)| d.iter().map(|b| format!("{b:02x}")).collect());
-                }
-            }
-            if stype == SHT_SYMTAB && size <= MAX_SYMTAB {
-                let strtab =
-                    shdr(link).ok_or_else(|| bad("a symbol table without strings".into()))?;
-                let (soff, ssize) = (u64_at(strtab, 24), u64_at(strtab, 32));
-                let syms = read_file_at(&file, len, off, size);
-                let strs = if ssize <= MAX_SYMTAB {
-                    read_file_at(&file, len, soff, ssize)
-                } else {
-                    None
-                };
-                let (Some(syms), Some(strs)) = (syms, strs) else {
-                    return Err(bad("the symbol table is past the end of the file".into()));
-                };
-                for sym in syms.chunks_exact(SYM_SIZE) {
-                    let name = u32_at(sym, 0) as usize;
-                    let value = u64_at(sym, 8);
-                    if name == 0 || name >= strs.len() || value == 0 {
+        for s in shdrs {
+            let size = s.sh_size(LE);
+            match s.sh_type(LE) {
+                elf::SHT_NOTE if img.build_id.is_none() && size <= MAX_NOTES => {
+                    let Ok(Some(notes)) = s.notes(LE, data) else {
                         continue;
-                    }
-                    let n = c_string(&strs[name..]);
-                    img.symbols.entry(n).or_insert(value);
+                    };
+                    img.build_id = notes
+                        .map_while(|n| n.ok())
+                        .find(|n| {
+                            n.name() == elf::ELF_NOTE_GNU && n.n_type(LE) == elf::NT_GNU_BUILD_ID
+                        })
+                        .map(|n| n.desc().iter().map(|b| format!("{b:02x}")).collect());
                 }
+                elf::SHT_SYMTAB if size <= MAX_SYMTAB => {
+                    let strtab = shdrs
+                        .get(s.sh_link(LE) as usize)
+                        .ok_or_else(|| bad("a symbol table without strings".into()))?;
+                    let ssize = strtab.sh_size(LE);
+                    let syms = elf.read_at(s.sh_offset(LE), size);
+                    let strs = if ssize <= MAX_SYMTAB {
+                        elf.read_at(strtab.sh_offset(LE), ssize)
+                    } else {
+                        None
+                    };
+                    let (Some(syms), Some(strs)) = (syms, strs) else {
+                        return Err(bad("the symbol table is past the end of the file".into()));
+                    };
+                    img.symtab = syms;
+                    img.strtab = strs;
+                }
+                _ => {}
             }
         }
         match (vi.get("BUILD-ID"), &img.build_id) {
@@ -1038,4 +1088,20 @@ impl KernelImage {
             _ => Ok(img),
         }
     }
+
+    /// The value of the first defined symbol `name` of the symbol table.
+    fn symbol(&self, name: &str) -> Option<u64> {
+        let n = self.symtab.len() / size_of::<Sym64<LittleEndian>>();
+        let (syms, _) = pod::slice_from_bytes::<Sym64<LittleEndian>>(&self.symtab, n).ok()?;
+        let strings = StringTable::new(&self.strtab[..], 0, self.strtab.len() as u64);
+        syms.iter()
+            .filter(|s| s.st_name(LE) != 0 && s.st_value(LE) != 0)
+            .find(|s| s.name(LE, strings) == Ok(name.as_bytes()))
+            .map(|s| s.st_value(LE))
+    }
+}
+
+/// An [`object`] error as an error about `elf`'s file.
+fn bad_obj<'a>(elf: &'a ElfFile<'a>) -> impl Fn(object::Error) -> Error + 'a {
+    move |e| elf.bad(e)
 }

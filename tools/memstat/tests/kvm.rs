@@ -312,6 +312,26 @@ fn another_stream_version_is_a_version_mismatch() {
     );
 }
 
+/// More program headers than `e_phnum` holds: `PN_XNUM`, the number in section header 0's
+/// `sh_info` (QEMU writes such cores for guests with many memory ranges).
+#[test]
+fn pn_xnum_gives_the_number_of_program_headers_in_section_header_0() {
+    let d = tmpdir("kvm-xnum");
+    let g = Guest::kernel(&specs(), 3, &POSSIBLE, PAGINGS[0]);
+    let mut b = g.physical_core();
+    let phnum = u16::from_le_bytes([b[56], b[57]]);
+    let shoff = b.len() as u64;
+    let mut sh0 = [0u8; 64];
+    sh0[44..48].copy_from_slice(&u32::from(phnum).to_le_bytes());
+    b.extend_from_slice(&sh0);
+    b[40..48].copy_from_slice(&shoff.to_le_bytes());
+    b[56..58].copy_from_slice(&0xffffu16.to_le_bytes());
+    b[58..60].copy_from_slice(&64u16.to_le_bytes());
+    b[60..62].copy_from_slice(&1u16.to_le_bytes());
+    let p = write(&d, "vmcore", &b);
+    assert_eq!(read_core(&p, None).unwrap(), expected());
+}
+
 #[test]
 fn no_vmcoreinfo_note() {
     let d = tmpdir("kvm-nonote");
