@@ -54,7 +54,13 @@
 //! core, a core of a kernel without malloc types, or the wrong kernel image
 //! is an [`Error`] ([`Error::Kvm`], [`Error::KvmNoSymbol`],
 //! [`Error::KvmShortRead`], [`Error::Version`]), never a panic, and costs
-//! memory only in proportion to what it holds.
+//! memory only in proportion to what it holds. A problem is reported where
+//! it is found, by what it is: a file that is not a regular file, a program
+//! header (by its index) whose bytes are not in the file or whose addresses
+//! cannot be, or overlap another's; a malformed note; a vmcoreinfo line
+//! whose value is not a number (with the value); a section of the kernel
+//! image; not as the later read that it would make fail (a short read, a
+//! symbol said to be missing).
 
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
@@ -65,13 +71,15 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use object::elf::{self, FileHeader64, ProgramHeader64, SectionHeader64, Sym64};
-use object::read::elf::{FileHeader as _, ProgramHeader as _, SectionHeader as _, Sym as _};
+use object::read::elf::{
+    FileHeader as _, NoteIterator, ProgramHeader as _, SectionHeader as _, Sym as _,
+};
 use object::read::{ReadCache, ReadCacheOps, ReadRef as _, StringTable};
 use object::{pod, LittleEndian};
 
 use crate::error::{Error, Result};
 use crate::stream::{self, CpuStats, StreamType, MAX_NAME, MAX_OWNER, STREAM_VERSION};
-use crate::zones::ZoneSizes;
+use crate::zones::{ZoneSizes, ZONE_COUNT_MAX};
 
 /// Most program headers read (QEMU writes one per memory range).
 const MAX_PHNUM: u32 = 1 << 20;
@@ -117,13 +125,45 @@ pub struct VmcoreInfo {
 }
 
 /// A number of the vmcoreinfo: decimal (`%d`, `%ld`, `%lu`, possibly
-/// negative) or hexadecimal with `0x`.
-fn parse_number(v: &str) -> Option<i128> {
+/// negative) or hexadecimal with `0x`, as a 64-bit value (a negative `%ld`
+/// wraps, as in C).
+fn parse_number(v: &str) -> Option<u64> {
     let v = v.trim();
     if let Some(h) = v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")) {
-        return u64::from_str_radix(h, 16).ok().map(i128::from);
+        return u64::from_str_radix(h, 16).ok();
     }
-    v.parse::<i128>().ok()
+    let n = v.parse::<i128>().ok()?;
+    if n < i128::from(i64::MIN) || n > i128::from(u64::MAX) {
+        return None;
+    }
+    Some(n as u64)
+}
+
+/// A number of the vmcoreinfo that is not negative (an offset, a size, a length).
+fn parse_unsigned(v: &str) -> Option<u64> {
+    if v.trim().starts_with('-') {
+        return None;
+    }
+    parse_number(v)
+}
+
+/// An address of the vmcoreinfo (`SYMBOL()`, `KERNELOFFSET`): hexadecimal, `0x` or not.
+fn parse_address(v: &str) -> Option<u64> {
+    let v = v.trim();
+    let h = v.strip_prefix("0x").unwrap_or(v);
+    if h.starts_with('+') {
+        return None;
+    }
+    u64::from_str_radix(h, 16).ok()
+}
+
+/// A value of the core shown in a message: at most 40 characters, escaped.
+fn shown(v: &str) -> String {
+    let mut s: String = v.chars().take(40).collect();
+    if s.len() < v.len() {
+        s.push_str("...");
+    }
+    format!("{s:?}")
 }
 
 impl VmcoreInfo {
@@ -142,30 +182,72 @@ impl VmcoreInfo {
         self.entries.get(key).map(String::as_str)
     }
 
-    /// `SYMBOL(name)`: an address (hexadecimal).
+    /// The value of `key` as `parse` reads it: `Ok(None)` when there is no
+    /// such line, an error that names the line when its value is not `what`.
+    fn value(
+        &self,
+        key: &str,
+        what: &str,
+        parse: fn(&str) -> Option<u64>,
+    ) -> std::result::Result<Option<u64>, String> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(v) => parse(v)
+                .map(Some)
+                .ok_or_else(|| format!("the vmcoreinfo's {key} is {}, not {what}", shown(v))),
+        }
+    }
+
+    fn try_symbol(&self, name: &str) -> std::result::Result<Option<u64>, String> {
+        self.value(&format!("SYMBOL({name})"), "an address", parse_address)
+    }
+
+    fn try_number(&self, name: &str) -> std::result::Result<Option<u64>, String> {
+        self.value(&format!("NUMBER({name})"), "a number", parse_number)
+    }
+
+    fn try_offset(&self, field: &str) -> std::result::Result<Option<u64>, String> {
+        self.value(&format!("OFFSET({field})"), "an offset", parse_unsigned)
+    }
+
+    fn try_size(&self, name: &str) -> std::result::Result<Option<u64>, String> {
+        self.value(&format!("SIZE({name})"), "a size", parse_unsigned)
+    }
+
+    fn try_length(&self, name: &str) -> std::result::Result<Option<u64>, String> {
+        self.value(&format!("LENGTH({name})"), "a length", parse_unsigned)
+    }
+
+    fn try_kernel_offset(&self) -> std::result::Result<u64, String> {
+        Ok(self
+            .value("KERNELOFFSET", "an address", parse_address)?
+            .unwrap_or(0))
+    }
+
+    /// `SYMBOL(name)`: an address (hexadecimal); `None` when absent or not an address.
     pub fn symbol(&self, name: &str) -> Option<u64> {
-        let v = self.get(&format!("SYMBOL({name})"))?;
-        u64::from_str_radix(v.trim_start_matches("0x"), 16).ok()
+        self.try_symbol(name).ok().flatten()
     }
 
-    /// `NUMBER(name)`, as a 64-bit value (a negative `%ld` wraps, as in C).
+    /// `NUMBER(name)`, as a 64-bit value (a negative `%ld` wraps, as in C);
+    /// `None` when absent or not a number.
     pub fn number(&self, name: &str) -> Option<u64> {
-        parse_number(self.get(&format!("NUMBER({name})"))?).map(|n| n as u64)
+        self.try_number(name).ok().flatten()
     }
 
-    /// `OFFSET(field)` (`struct.member`), in bytes.
+    /// `OFFSET(field)` (`struct.member`), in bytes; `None` when absent or negative.
     pub fn offset(&self, field: &str) -> Option<u64> {
-        parse_number(self.get(&format!("OFFSET({field})"))?).and_then(|n| u64::try_from(n).ok())
+        self.try_offset(field).ok().flatten()
     }
 
-    /// `SIZE(name)`, in bytes.
+    /// `SIZE(name)`, in bytes; `None` when absent or negative.
     pub fn size(&self, name: &str) -> Option<u64> {
-        parse_number(self.get(&format!("SIZE({name})"))?).and_then(|n| u64::try_from(n).ok())
+        self.try_size(name).ok().flatten()
     }
 
-    /// `LENGTH(name)`.
+    /// `LENGTH(name)`; `None` when absent or negative.
     pub fn length(&self, name: &str) -> Option<u64> {
-        parse_number(self.get(&format!("LENGTH({name})"))?).and_then(|n| u64::try_from(n).ok())
+        self.try_length(name).ok().flatten()
     }
 
     /// Adds the entries of `other` that this one does not have.
@@ -175,22 +257,182 @@ impl VmcoreInfo {
         }
     }
 
-    /// `KERNELOFFSET`: KASLR's offset of the kernel image (0 when absent).
+    /// `KERNELOFFSET`: KASLR's offset of the kernel image (0 when absent or
+    /// not an address).
     pub fn kernel_offset(&self) -> u64 {
-        self.get("KERNELOFFSET")
-            .and_then(|v| u64::from_str_radix(v.trim_start_matches("0x"), 16).ok())
-            .unwrap_or(0)
+        self.try_kernel_offset().unwrap_or(0)
     }
 }
+
+/// `p_paddr` of a segment without a physical address (`/proc/kcore`'s
+/// vmalloc and module areas).
+const NO_PADDR: u64 = u64::MAX;
+/// Physical addresses are below 2^52 (x86_64 and arm64 with FEAT_LPA or FEAT_LPA2).
+const PHYS_LIMIT: u64 = 1 << 52;
 
 /// One `PT_LOAD` of the core.
 #[derive(Debug, Clone, Copy)]
 struct Segment {
+    /// Its program header's index, for messages.
+    index: usize,
     offset: u64,
     vaddr: u64,
     paddr: u64,
     filesz: u64,
     memsz: u64,
+}
+
+impl Segment {
+    /// Whether it holds kernel addresses (the upper half).
+    fn is_kernel(&self) -> bool {
+        self.vaddr >> 63 == 1
+    }
+
+    /// Checks what the program header says against the file (of `len`
+    /// bytes) and the address spaces: a segment that cannot be what it
+    /// says is reported here, by its index, rather than as an address it
+    /// fails to give later.
+    fn check(&self, len: u64) -> std::result::Result<(), String> {
+        let i = self.index;
+        let (off, filesz, memsz) = (self.offset, self.filesz, self.memsz);
+        if filesz > memsz {
+            return Err(format!(
+                "program header {i} (PT_LOAD): {filesz} bytes in the file, more than its \
+                 {memsz} bytes of memory"
+            ));
+        }
+        // QEMU writes p_offset -1 for memory it does not dump (p_filesz 0).
+        if filesz > 0 && off.checked_add(filesz).is_none_or(|end| end > len) {
+            return Err(format!(
+                "program header {i} (PT_LOAD): its {filesz} bytes at offset {off:#x} end past \
+                 the end of the file ({len} bytes): a truncated core?"
+            ));
+        }
+        if memsz == 0 {
+            return Ok(());
+        }
+        if self.is_kernel() && self.vaddr.checked_add(memsz - 1).is_none() {
+            return Err(format!(
+                "program header {i} (PT_LOAD): {memsz:#x} bytes at kernel address {:#x} \
+                 go past the end of the address space",
+                self.vaddr
+            ));
+        }
+        if self.paddr != NO_PADDR
+            && self
+                .paddr
+                .checked_add(memsz)
+                .is_none_or(|end| end > PHYS_LIMIT)
+        {
+            return Err(format!(
+                "program header {i} (PT_LOAD): {memsz:#x} bytes at physical address {:#x} \
+                 go past the 52 bits of physical addresses",
+                self.paddr
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Checks that no two segments hold the same kernel addresses, and that no
+/// two of those without kernel addresses (a dump of physical memory) hold
+/// the same physical addresses with different bytes of the file: a core
+/// where an address has two meanings is corrupt. (Physical memory held
+/// twice by segments with kernel addresses is normal: kdump's kernel text
+/// and its RAM, `/proc/kcore`'s text and direct map.)
+fn check_overlaps(segments: &[Segment]) -> std::result::Result<(), String> {
+    /// A segment's addresses in one space: first, last, and where the file holds the first.
+    struct Span<'a> {
+        first: u64,
+        last: u64,
+        file_delta: u64,
+        s: &'a Segment,
+    }
+    fn span(s: &Segment, first: u64) -> Span<'_> {
+        Span {
+            first,
+            last: first + (s.memsz - 1),
+            file_delta: s.offset.wrapping_sub(first),
+            s,
+        }
+    }
+    let overlap = |mut spans: Vec<Span>, what: &str, same_bytes_allowed: bool| {
+        spans.sort_unstable_by_key(|p| (p.first, p.s.index));
+        // The span that reaches furthest so far: a later one that starts
+        // before its end overlaps it.
+        let mut far: Option<&Span> = None;
+        for p in &spans {
+            if let Some(f) = far {
+                if p.first <= f.last {
+                    if !(same_bytes_allowed && p.file_delta == f.file_delta) {
+                        return Err(format!(
+                            "program headers {} and {} (PT_LOAD) both hold {what} {:#x}",
+                            f.s.index.min(p.s.index),
+                            f.s.index.max(p.s.index),
+                            p.first
+                        ));
+                    }
+                    if p.last <= f.last {
+                        continue;
+                    }
+                }
+            }
+            far = Some(p);
+        }
+        Ok(())
+    };
+    let kernel = segments
+        .iter()
+        .filter(|s| s.is_kernel())
+        .map(|s| span(s, s.vaddr))
+        .collect();
+    overlap(kernel, "kernel address", false)?;
+    let physical = segments
+        .iter()
+        .filter(|s| !s.is_kernel() && s.paddr != NO_PADDR)
+        .map(|s| span(s, s.paddr))
+        .collect();
+    overlap(physical, "physical address", true)
+}
+
+/// Opens `path`, which must be a regular file (`/proc/kcore` is one): a
+/// directory would read as a file too short for an ELF header, a FIFO would
+/// block. `what` names what the file should be.
+fn open_regular(path: &Path, what: &str) -> Result<(File, u64)> {
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let not_regular = |ft: std::fs::FileType| {
+        let kind = if ft.is_dir() {
+            "a directory"
+        } else if ft.is_fifo() {
+            "a FIFO"
+        } else if ft.is_socket() {
+            "a socket"
+        } else if ft.is_char_device() {
+            "a character device"
+        } else if ft.is_block_device() {
+            "a block device"
+        } else {
+            "not a regular file"
+        };
+        Error::Kvm(format!("{}: {kind}, not {what}", path.display()))
+    };
+    let meta = std::fs::metadata(path).map_err(|e| Error::from_io(path, e))?;
+    if !meta.is_file() {
+        return Err(not_regular(meta.file_type()));
+    }
+    // Not blocking on a FIFO put in its place since.
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| Error::from_io(path, e))?;
+    let meta = file.metadata().map_err(|e| Error::from_io(path, e))?;
+    if !meta.is_file() {
+        return Err(not_regular(meta.file_type()));
+    }
+    // /proc/kcore reports a size of its own (past the highest address it
+    // maps); a regular file's is its length.
+    Ok((file, meta.len()))
 }
 
 /// How kernel virtual addresses become physical ones: the kernel's page tables.
@@ -228,9 +470,10 @@ struct KernelImage {
 pub struct Core {
     path: PathBuf,
     file: File,
-    len: u64,
     arch: Arch,
     segments: Vec<Segment>,
+    /// Whether a segment holds kernel addresses (`/proc/kcore`, QEMU's paging dumps, kdump).
+    virtual_segments: bool,
     vmcoreinfo: VmcoreInfo,
     kernel: Option<KernelImage>,
     walker: std::result::Result<Walker, String>,
@@ -359,14 +602,20 @@ impl<'a> ElfFile<'a> {
 
     /// Reads and checks the ELF header: ELF64, little-endian, one of [`Arch`].
     fn header(&self) -> Result<&FileHeader64<LittleEndian>> {
-        let h: &FileHeader64<LittleEndian> = (&self.cache)
-            .read_at(0)
-            .map_err(|()| self.bad("not an ELF file (shorter than an ELF header)"))?;
+        let h: &FileHeader64<LittleEndian> = (&self.cache).read_at(0).map_err(|()| {
+            self.bad(format!(
+                "not an ELF file ({} bytes, shorter than an ELF header)",
+                self.len
+            ))
+        })?;
         if h.e_ident.magic != elf::ELFMAG {
             return Err(self.bad("not an ELF file"));
         }
         if h.e_ident.class != elf::ELFCLASS64 || h.e_ident.data != elf::ELFDATA2LSB {
             return Err(self.bad("not a 64-bit little-endian ELF file"));
+        }
+        if h.e_ident.version != elf::EV_CURRENT {
+            return Err(self.bad(format!("ELF version {}", h.e_ident.version)));
         }
         FileHeader64::<LittleEndian>::parse(&self.cache).map_err(|e| self.bad(e))?;
         let machine = h.e_machine(LE);
@@ -408,10 +657,7 @@ impl Core {
     /// arm64 kernel, has no vmcoreinfo note, or `kernel` is not the core's
     /// kernel (another GNU build ID).
     pub fn open(core: &Path, kernel: Option<&Path>) -> Result<Core> {
-        let file = File::open(core).map_err(|e| Error::from_io(core, e))?;
-        // /proc/kcore reports a size of its own (the highest address); a
-        // regular file's is its length.
-        let len = file.metadata().map_err(|e| Error::from_io(core, e))?.len();
+        let (file, len) = open_regular(core, "a core file")?;
         let io_error = RefCell::new(None);
         let elf = ElfFile::new(core, &file, len, &io_error);
         let data = &elf.cache;
@@ -442,55 +688,89 @@ impl Core {
             .map_err(|_| bad("the program headers are past the end of the file".into()))?;
         let mut segments = Vec::new();
         let mut vmcoreinfo = None;
+        let mut bad_note = None;
         let mut note_bytes = 0u64;
-        for ph in phdrs {
+        for (i, ph) in phdrs.iter().enumerate() {
             match ph.p_type(LE) {
-                elf::PT_LOAD => segments.push(Segment {
-                    offset: ph.p_offset(LE),
-                    vaddr: ph.p_vaddr(LE),
-                    paddr: ph.p_paddr(LE),
-                    filesz: ph.p_filesz(LE),
-                    memsz: ph.p_memsz(LE),
-                }),
-                elf::PT_NOTE if vmcoreinfo.is_none() => {
-                    note_bytes = note_bytes.saturating_add(ph.p_filesz(LE));
-                    if note_bytes > MAX_NOTES {
-                        return Err(bad("more notes than a core has".into()));
+                elf::PT_LOAD => {
+                    let s = Segment {
+                        index: i,
+                        offset: ph.p_offset(LE),
+                        vaddr: ph.p_vaddr(LE),
+                        paddr: ph.p_paddr(LE),
+                        filesz: ph.p_filesz(LE),
+                        memsz: ph.p_memsz(LE),
+                    };
+                    s.check(len).map_err(&bad)?;
+                    if s.memsz > 0 {
+                        segments.push(s);
                     }
-                    let mut notes = ph
+                }
+                elf::PT_NOTE if vmcoreinfo.is_none() => {
+                    let (off, size) = (ph.p_offset(LE), ph.p_filesz(LE));
+                    if off.checked_add(size).is_none_or(|end| end > len) {
+                        return Err(bad(format!(
+                            "program header {i} (PT_NOTE): its {size} bytes at offset {off:#x} \
+                             end past the end of the file ({len} bytes): a truncated core?"
+                        )));
+                    }
+                    note_bytes = note_bytes.saturating_add(size);
+                    if note_bytes > MAX_NOTES {
+                        return Err(bad(format!(
+                            "more than {} MiB of notes, more than a core has",
+                            MAX_NOTES >> 20
+                        )));
+                    }
+                    let Some(mut notes) = ph
                         .notes(LE, data)
-                        .map_err(|_| bad("a note segment is past the end of the file".into()))?
-                        .into_iter()
-                        .flatten();
-                    while let Some(Ok(note)) = notes.next() {
-                        if note.name() == b"VMCOREINFO" {
-                            let text = String::from_utf8_lossy(note.desc());
-                            vmcoreinfo = Some(VmcoreInfo::parse(&text));
-                            break;
+                        .map_err(|e| bad(format!("program header {i} (PT_NOTE): {e}")))?
+                    else {
+                        continue;
+                    };
+                    // A malformed note ends the segment's notes; it is the error only when
+                    // no VMCOREINFO note is found at all.
+                    for n in 0.. {
+                        match notes.next() {
+                            Ok(Some(note)) if note.name() == b"VMCOREINFO" => {
+                                let text = String::from_utf8_lossy(note.desc());
+                                vmcoreinfo = Some(VmcoreInfo::parse(&text));
+                                break;
+                            }
+                            Ok(Some(_)) => {}
+                            Ok(None) => break,
+                            Err(e) => {
+                                bad_note.get_or_insert(format!(
+                                    "program header {i} (PT_NOTE): note {n} is malformed ({e})"
+                                ));
+                                break;
+                            }
                         }
                     }
                 }
                 _ => {}
             }
         }
-        let vmcoreinfo = vmcoreinfo.ok_or_else(|| {
-            bad(concat!(
+        let vmcoreinfo = vmcoreinfo.ok_or_else(|| match bad_note.take() {
+            Some(why) => bad(format!("no VMCOREINFO note: {why}")),
+            None => bad(concat!(
                 "no VMCOREINFO note (a kernel without CONFIG_VMCORE_INFO, or, from QEMU, ",
                 "a guest without -device vmcoreinfo or CONFIG_FW_CFG_SYSFS)"
             )
-            .into())
+            .into()),
         })?;
+        check_overlaps(&segments).map_err(&bad)?;
         let kernel = match kernel {
             Some(k) => Some(KernelImage::read(k, machine, &vmcoreinfo, core)?),
             None => None,
         };
         let walker = Walker::new(arch, &vmcoreinfo);
+        let virtual_segments = segments.iter().any(Segment::is_kernel);
         Ok(Core {
             path: core.to_path_buf(),
             file,
-            len,
             arch,
             segments,
+            virtual_segments,
             vmcoreinfo,
             kernel,
             walker,
@@ -507,18 +787,28 @@ impl Core {
         &self.vmcoreinfo
     }
 
+    /// An [`Error::Kvm`] about the core.
+    fn bad(&self, why: impl std::fmt::Display) -> Error {
+        Error::Kvm(format!("{}: {why}", self.path.display()))
+    }
+
     /// The runtime address of `name`: `SYMBOL(name)` of the vmcoreinfo, or
     /// the kernel image's symbol plus `KERNELOFFSET`.
     ///
     /// # Errors
     ///
-    /// [`Error::KvmNoSymbol`] when neither has it.
+    /// [`Error::KvmNoSymbol`] when neither has it, [`Error::Kvm`] when the
+    /// vmcoreinfo's line for it (or `KERNELOFFSET`) is not an address.
     pub fn symbol(&self, name: &str) -> Result<u64> {
-        if let Some(a) = self.vmcoreinfo.symbol(name) {
+        if let Some(a) = self.vmcoreinfo.try_symbol(name).map_err(|e| self.bad(e))? {
             return Ok(a);
         }
         if let Some(a) = self.kernel.as_ref().and_then(|k| k.symbol(name)) {
-            return Ok(a.wrapping_add(self.vmcoreinfo.kernel_offset()));
+            let offset = self
+                .vmcoreinfo
+                .try_kernel_offset()
+                .map_err(|e| self.bad(e))?;
+            return Ok(a.wrapping_add(offset));
         }
         Err(Error::KvmNoSymbol {
             symbol: name.to_string(),
@@ -533,45 +823,59 @@ impl Core {
         })
     }
 
-    /// Reads from the file at `off`, `buf.len()` bytes.
-    fn read_file(&self, off: u64, buf: &mut [u8]) -> bool {
-        off.checked_add(buf.len() as u64)
-            .is_some_and(|end| end <= self.len)
-            && self.file.read_exact_at(buf, off).is_ok()
-    }
-
-    /// Reads from a segment found by `addr_of` (its virtual or its physical
-    /// address) at `addr`, as much as that segment holds (at least 1 byte):
-    /// the bytes read, or `None`.
-    fn read_segment(&self, addr: u64, buf: &mut [u8], physical: bool) -> Option<usize> {
-        let s = self.segments.iter().find(|s| {
-            let base = if physical { s.paddr } else { s.vaddr };
-            addr >= base && addr - base < s.memsz
-        })?;
-        let base = if physical { s.paddr } else { s.vaddr };
-        let at = addr - base;
-        let n = usize::try_from((s.memsz - at).min(buf.len() as u64)).ok()?;
-        // The part past p_filesz is zeros (ELF).
-        let in_file = usize::try_from(s.filesz.saturating_sub(at))
-            .unwrap_or(usize::MAX)
-            .min(n);
-        if in_file > 0 && !self.read_file(s.offset.checked_add(at)?, &mut buf[..in_file]) {
-            return None;
+    /// Reads `buf.len()` bytes of segment `s` at `at` (within its memory):
+    /// its file bytes, then zeros past `p_filesz`.
+    fn read_in(&self, s: &Segment, at: u64, buf: &mut [u8]) -> Result<()> {
+        // CAST: the part in the file is at most buf.len().
+        let in_file = s.filesz.saturating_sub(at).min(buf.len() as u64) as usize;
+        if in_file > 0 {
+            // The segment's file bytes are in the file (Segment::check).
+            let off = s.offset + at;
+            self.file
+                .read_exact_at(&mut buf[..in_file], off)
+                .map_err(|e| match e.kind() {
+                    io::ErrorKind::UnexpectedEof => self.bad(format!(
+                        "the file ends before byte {:#x} of program header {} (PT_LOAD): \
+                         it was truncated while being read",
+                        off + in_file as u64,
+                        s.index
+                    )),
+                    _ => Error::from_io(&self.path, e),
+                })?;
         }
-        buf[in_file..n].fill(0);
-        Some(n)
+        buf[in_file..].fill(0);
+        Ok(())
     }
 
-    /// Reads physical memory.
-    fn read_phys(&self, pa: u64, buf: &mut [u8]) -> bool {
+    /// Reads from the segment that holds `addr` (a physical address, or a
+    /// kernel address of a segment with virtual addresses), as much as it
+    /// holds up to `buf.len()`: the bytes read, `None` when no segment holds
+    /// `addr`.
+    fn read_segment(&self, addr: u64, buf: &mut [u8], physical: bool) -> Result<Option<usize>> {
+        let found = self.segments.iter().find(|s| {
+            let base = if physical { s.paddr } else { s.vaddr };
+            (!physical || s.paddr != NO_PADDR) && addr >= base && addr - base < s.memsz
+        });
+        let Some(s) = found else {
+            return Ok(None);
+        };
+        let at = addr - if physical { s.paddr } else { s.vaddr };
+        // CAST: at most buf.len().
+        let n = (s.memsz - at).min(buf.len() as u64) as usize;
+        self.read_in(s, at, &mut buf[..n])?;
+        Ok(Some(n))
+    }
+
+    /// Reads physical memory: `false` when a byte of it is in no segment.
+    fn read_phys(&self, pa: u64, buf: &mut [u8]) -> Result<bool> {
         let mut done = 0;
         while done < buf.len() {
-            match self.read_segment(pa.wrapping_add(done as u64), &mut buf[done..], true) {
-                Some(n) if n > 0 => done += n,
-                _ => return false,
+            match self.read_segment(pa.wrapping_add(done as u64), &mut buf[done..], true)? {
+                Some(n) => done += n,
+                None => return Ok(false),
             }
         }
-        true
+        Ok(true)
     }
 
     /// Reads kernel virtual memory at `va`.
@@ -579,34 +883,35 @@ impl Core {
     /// # Errors
     ///
     /// [`Error::KvmShortRead`] when a byte of it is in no segment of the
-    /// core (or past the end of a truncated file), [`Error::Kvm`] when an
-    /// address must be translated and the vmcoreinfo lacks what for.
+    /// core, [`Error::Kvm`] when an address must be translated and the
+    /// vmcoreinfo lacks what for, [`Error::Io`] when the file cannot be read.
     pub fn read(&self, va: u64, buf: &mut [u8]) -> Result<()> {
         let mut done = 0;
         while done < buf.len() {
             let a = va.wrapping_add(done as u64);
             // A kernel address in a segment with virtual addresses (/proc/kcore).
-            let n = if a >> 63 == 1 {
-                self.read_segment(a, &mut buf[done..], false)
-            } else {
-                None
-            };
-            let n = match n {
-                Some(n) if n > 0 => n,
-                _ => {
-                    let w = self.walker.as_ref().map_err(|e| Error::Kvm(e.clone()))?;
-                    let (pa, page) = w
-                        .translate(self, a)
-                        .ok_or_else(|| self.short(va, buf.len()))?;
-                    let n = usize::try_from(page - (a & (page - 1)))
-                        .unwrap_or(usize::MAX)
-                        .min(buf.len() - done);
-                    if !self.read_phys(pa, &mut buf[done..done + n]) {
-                        return Err(self.short(va, buf.len()));
-                    }
-                    n
+            if a >> 63 == 1 {
+                if let Some(n) = self.read_segment(a, &mut buf[done..], false)? {
+                    done += n;
+                    continue;
                 }
+            }
+            let w = match &self.walker {
+                Ok(w) => w,
+                // A core with virtual segments holds the kernel's memory by
+                // address: one that is in none is not in the core.
+                Err(_) if self.virtual_segments => return Err(self.short(va, buf.len())),
+                Err(why) => return Err(self.bad(why)),
             };
+            let (pa, page) = w
+                .translate(self, a)?
+                .ok_or_else(|| self.short(va, buf.len()))?;
+            let n = usize::try_from(page - (a & (page - 1)))
+                .unwrap_or(usize::MAX)
+                .min(buf.len() - done);
+            if !self.read_phys(pa, &mut buf[done..done + n])? {
+                return Err(self.short(va, buf.len()));
+            }
             done += n;
         }
         Ok(())
@@ -648,14 +953,15 @@ impl Core {
     }
 
     /// A layout value of the vmcoreinfo that must be there.
-    fn layout(&self, what: &str, v: Option<u64>) -> Result<u64> {
-        v.ok_or_else(|| Error::KvmNoSymbol {
-            symbol: what.to_string(),
-            detail: format!(
-                "not in the vmcoreinfo of {} (a kernel without malloc types?)",
-                self.path.display()
-            ),
-        })
+    fn layout(&self, what: &str, v: std::result::Result<Option<u64>, String>) -> Result<u64> {
+        v.map_err(|e| self.bad(e))?
+            .ok_or_else(|| Error::KvmNoSymbol {
+                symbol: what.to_string(),
+                detail: format!(
+                    "not in the vmcoreinfo of {} (a kernel without malloc types?)",
+                    self.path.display()
+                ),
+            })
     }
 
     /// `memstat_kvm_malloc`: the malloc types of the core, as the stream
@@ -672,7 +978,7 @@ impl Core {
     /// size).
     pub fn read_malloc(&self) -> Result<KvmMalloc> {
         let vi = &self.malloc_vmcoreinfo()?;
-        let symbol = |name: &str| match vi.symbol(name) {
+        let symbol = |name: &str| match vi.try_symbol(name).map_err(|e| self.bad(e))? {
             Some(a) => Ok(a),
             None => self.symbol(name),
         };
@@ -688,7 +994,7 @@ impl Core {
         };
         let version = self.layout(
             "NUMBER(MALLOC_TYPE_STREAM_VERSION)",
-            vi.number("MALLOC_TYPE_STREAM_VERSION"),
+            vi.try_number("MALLOC_TYPE_STREAM_VERSION"),
         )?;
         if version != u64::from(STREAM_VERSION) {
             return Err(Error::Version {
@@ -696,9 +1002,10 @@ impl Core {
                 expected: STREAM_VERSION,
             });
         }
-        let off = |f: &str| self.layout(&format!("OFFSET({f})"), vi.offset(f));
-        let type_size = self.layout("SIZE(malloc_type)", vi.size("malloc_type"))?;
-        let stats_size = self.layout("SIZE(malloc_type_stats)", vi.size("malloc_type_stats"))?;
+        let off = |f: &str| self.layout(&format!("OFFSET({f})"), vi.try_offset(f));
+        let type_size = self.layout("SIZE(malloc_type)", vi.try_size("malloc_type"))?;
+        let stats_size =
+            self.layout("SIZE(malloc_type_stats)", vi.try_size("malloc_type_stats"))?;
         let mti = off("malloc_type.ks_mti")?;
         let f = |m: &str| off(&format!("malloc_type_internal.{m}")).map(|o| o.saturating_add(mti));
         let o_name = off("malloc_type.ks_shortdesc")?;
@@ -712,7 +1019,7 @@ impl Core {
         let o_peak = f("mti_peak")?;
         let ev_peak = self.layout(
             "NUMBER(MALLOC_TYPE_EV_PEAK)",
-            vi.number("MALLOC_TYPE_EV_PEAK"),
+            vi.try_number("MALLOC_TYPE_EV_PEAK"),
         )?;
         let fields = [
             o_name, o_zone, o_flags, o_stats, o_id, o_list, o_events, o_owner, o_peak,
@@ -728,7 +1035,7 @@ impl Core {
         }
         let ncpus = self.layout(
             "NUMBER(MALLOC_TYPE_NR_CPU_IDS)",
-            vi.number("MALLOC_TYPE_NR_CPU_IDS"),
+            vi.try_number("MALLOC_TYPE_NR_CPU_IDS"),
         )?;
         if ncpus == 0 || ncpus > MAX_CPUS {
             return Err(Error::Kvm(format!(
@@ -741,16 +1048,19 @@ impl Core {
             symbol("__per_cpu_offset"),
             symbol("__cpu_possible_mask"),
         )?;
-        let numzones = u32::try_from(vi.number("MALLOC_TYPE_NUMZONES").unwrap_or(1)).unwrap_or(1);
+        let numzones = match vi
+            .try_number("MALLOC_TYPE_NUMZONES")
+            .map_err(|e| self.bad(e))?
+        {
+            None => 1,
+            Some(n) => u32::try_from(n).map_err(|_| {
+                self.bad(format!(
+                    "the vmcoreinfo's NUMBER(MALLOC_TYPE_NUMZONES) is {n}"
+                ))
+            })?,
+        };
         let zones = match vi.get("MALLOC_TYPE_ZONE_SIZES") {
-            Some(v) => {
-                let sizes = v.split(',').filter(|s| !s.is_empty()).map(|s| {
-                    s.trim()
-                        .parse::<u64>()
-                        .map_err(|_| Error::Kvm(format!("MALLOC_TYPE_ZONE_SIZES: {s:?}")))
-                });
-                ZoneSizes::new_from_kernel(sizes.collect::<Result<Vec<_>>>()?)?
-            }
+            Some(v) => self.zone_sizes(v)?,
             None => ZoneSizes::default(),
         };
 
@@ -818,6 +1128,27 @@ impl Core {
         })
     }
 
+    /// The kmalloc size classes of `MALLOC_TYPE_ZONE_SIZES` (`v`): bytes by zindx,
+    /// comma-separated.
+    fn zone_sizes(&self, v: &str) -> Result<ZoneSizes> {
+        let mut sizes = Vec::new();
+        for s in v.split(',').filter(|s| !s.is_empty()) {
+            if sizes.len() == ZONE_COUNT_MAX {
+                return Err(self.bad(format!(
+                    "the vmcoreinfo's MALLOC_TYPE_ZONE_SIZES has more than {ZONE_COUNT_MAX} sizes"
+                )));
+            }
+            let size = s.trim().parse::<u64>().map_err(|_| {
+                self.bad(format!(
+                    "the vmcoreinfo's MALLOC_TYPE_ZONE_SIZES has {}, not a number of bytes",
+                    shown(s)
+                ))
+            })?;
+            sizes.push(size);
+        }
+        ZoneSizes::new_from_kernel(sizes)
+    }
+
     /// The vmcoreinfo with the malloc types' lines from kernel memory
     /// (`SYMBOL(malloc_type_vmcoreinfo)`, `LENGTH(malloc_type_vmcoreinfo)`)
     /// added, when the note points to them.
@@ -828,16 +1159,26 @@ impl Core {
     /// for a length beyond any kernel's.
     pub fn malloc_vmcoreinfo(&self) -> Result<VmcoreInfo> {
         let mut vi = self.vmcoreinfo.clone();
-        let (Some(at), Some(len)) = (
-            vi.symbol("malloc_type_vmcoreinfo"),
-            vi.length("malloc_type_vmcoreinfo"),
-        ) else {
-            return Ok(vi);
+        let at = vi
+            .try_symbol("malloc_type_vmcoreinfo")
+            .map_err(|e| self.bad(e))?;
+        let len = vi
+            .try_length("malloc_type_vmcoreinfo")
+            .map_err(|e| self.bad(e))?;
+        let (at, len) = match (at, len) {
+            (Some(at), Some(len)) => (at, len),
+            (None, None) => return Ok(vi),
+            (Some(_), None) | (None, Some(_)) => {
+                return Err(self.bad(
+                    "the vmcoreinfo has only one of SYMBOL(malloc_type_vmcoreinfo) and \
+                     LENGTH(malloc_type_vmcoreinfo)",
+                ))
+            }
         };
         if len > MAX_MALLOC_VMCOREINFO {
-            return Err(Error::Kvm(format!(
-                "{}: LENGTH(malloc_type_vmcoreinfo)={len}",
-                self.path.display()
+            return Err(self.bad(format!(
+                "the vmcoreinfo's LENGTH(malloc_type_vmcoreinfo) is {len}, more than {} KiB",
+                MAX_MALLOC_VMCOREINFO >> 10
             )));
         }
         let mut text = vec![0u8; len as usize];
@@ -862,7 +1203,7 @@ impl Core {
                 b.chunks_exact(8).map(|c| u64_at(c, 0)).collect()
             }
             // A kernel without SMP: per_cpu_ptr() is the pointer itself.
-            Err(_) if ncpus == 1 => vec![0],
+            Err(Error::KvmNoSymbol { .. }) if ncpus == 1 => vec![0],
             Err(e) => return Err(e),
         };
         let possible = match possible_mask {
@@ -871,7 +1212,8 @@ impl Core {
                 self.read(a, &mut b)?;
                 (0..n).map(|c| b[c / 8] & (1 << (c % 8)) != 0).collect()
             }
-            Err(_) => vec![true; n],
+            Err(Error::KvmNoSymbol { .. }) => vec![true; n],
+            Err(e) => return Err(e),
         };
         Ok((offsets, possible))
     }
@@ -883,17 +1225,21 @@ impl Walker {
     fn new(arch: Arch, vi: &VmcoreInfo) -> std::result::Result<Walker, String> {
         let need = |what: &str| format!("the vmcoreinfo has no {what}: cannot translate addresses");
         let pgd = vi
-            .symbol("swapper_pg_dir")
+            .try_symbol("swapper_pg_dir")?
             .ok_or_else(|| need("SYMBOL(swapper_pg_dir)"))?;
         match arch {
             Arch::X86_64 => {
                 let phys_base = vi
-                    .number("phys_base")
+                    .try_number("phys_base")?
                     .ok_or_else(|| need("NUMBER(phys_base)"))?;
-                let levels = if vi.number("pgtable_l5_enabled") == Some(1) {
-                    5
-                } else {
-                    4
+                let levels = match vi.try_number("pgtable_l5_enabled")? {
+                    Some(1) => 5,
+                    None | Some(0) => 4,
+                    Some(n) => {
+                        return Err(format!(
+                            "the vmcoreinfo's NUMBER(pgtable_l5_enabled) is {n}, not 0 or 1"
+                        ))
+                    }
                 };
                 Ok(Walker {
                     root: pgd
@@ -903,17 +1249,16 @@ impl Walker {
                     levels,
                     va_bits: 12 + 9 * levels,
                     arch,
-                    clear: vi.number("sme_mask").unwrap_or(0),
+                    clear: vi.try_number("sme_mask")?.unwrap_or(0),
                     lpa2: false,
                 })
             }
             Arch::Aarch64 => {
                 let voff = vi
-                    .number("kimage_voffset")
+                    .try_number("kimage_voffset")?
                     .ok_or_else(|| need("NUMBER(kimage_voffset)"))?;
                 let page = vi
-                    .get("PAGESIZE")
-                    .and_then(parse_number)
+                    .value("PAGESIZE", "a number", parse_number)?
                     .ok_or_else(|| need("PAGESIZE"))?;
                 let page_shift = match page {
                     4096 => 12,
@@ -923,15 +1268,22 @@ impl Walker {
                 };
                 // The kernel half's size in use: TCR_EL1.T1SZ (a kernel built for 52-bit
                 // addresses runs with 48 on a CPU without them), or VA_BITS.
-                let va_bits = match vi.number("TCR_EL1_T1SZ") {
-                    Some(t1sz) if (12..=39).contains(&t1sz) => 64 - t1sz as u32,
-                    _ => vi
-                        .number("VA_BITS")
-                        .ok_or_else(|| need("NUMBER(VA_BITS)"))? as u32,
+                let va_bits = match vi.try_number("TCR_EL1_T1SZ")? {
+                    Some(t1sz) if (12..=39).contains(&t1sz) => 64 - t1sz,
+                    Some(t1sz) => {
+                        return Err(format!(
+                            "the vmcoreinfo's NUMBER(TCR_EL1_T1SZ) is {t1sz}, not 12 to 39"
+                        ))
+                    }
+                    None => vi
+                        .try_number("VA_BITS")?
+                        .ok_or_else(|| need("NUMBER(VA_BITS)"))?,
                 };
                 if !(36..=52).contains(&va_bits) {
                     return Err(format!("arm64 with {va_bits}-bit addresses is not read"));
                 }
+                // CAST: 36 to 52.
+                let va_bits = va_bits as u32;
                 let bits = page_shift - 3;
                 Ok(Walker {
                     root: pgd.wrapping_sub(voff),
@@ -962,7 +1314,7 @@ impl Walker {
 
     /// The physical address of `va` and the size of the page or block that
     /// maps it, or `None` where nothing maps it.
-    fn translate(&self, core: &Core, va: u64) -> Option<(u64, u64)> {
+    fn translate(&self, core: &Core, va: u64) -> Result<Option<(u64, u64)>> {
         let bits = self.page_shift - 3;
         let mut table = self.root;
         for level in (0..self.levels).rev() {
@@ -970,8 +1322,8 @@ impl Walker {
             // The top level indexes only what is left of the address bits.
             let index = (va >> shift) & ((1 << bits.min(self.va_bits - shift)) - 1);
             let mut e = [0u8; 8];
-            if !core.read_phys(table.wrapping_add(index * 8), &mut e) {
-                return None;
+            if !core.read_phys(table.wrapping_add(index * 8), &mut e)? {
+                return Ok(None);
             }
             let e = u64::from_le_bytes(e) & !self.clear;
             let size = 1u64 << shift;
@@ -986,15 +1338,15 @@ impl Walker {
                 Arch::Aarch64 => (e & 1 != 0, level == 0 || e & 2 == 0, self.arm64_oa(e)),
             };
             if !valid {
-                return None;
+                return Ok(None);
             }
             if leaf {
                 let base = addr & !(size - 1);
-                return Some((base | (va & (size - 1)), size));
+                return Ok(Some((base | (va & (size - 1)), size)));
             }
             table = addr & !((1u64 << self.page_shift) - 1);
         }
-        None
+        Ok(None)
     }
 }
 
@@ -1007,8 +1359,7 @@ impl KernelImage {
         vi: &VmcoreInfo,
         core: &Path,
     ) -> Result<KernelImage> {
-        let file = File::open(path).map_err(|e| Error::from_io(path, e))?;
-        let len = file.metadata().map_err(|e| Error::from_io(path, e))?.len();
+        let (file, len) = open_regular(path, "a kernel image")?;
         let io_error = RefCell::new(None);
         let elf = ElfFile::new(path, &file, len, &io_error);
         let data = &elf.cache;
@@ -1038,42 +1389,80 @@ impl KernelImage {
         let shdrs = h
             .section_headers(LE, data)
             .map_err(|_| bad("the section headers are past the end of the file".into()))?;
+        // The bytes of section `i`, which must be in the file and at most `max` bytes.
+        let section = |i: usize, s: &SectionHeader64<LittleEndian>, what: &str, max: u64| {
+            let (off, size) = (s.sh_offset(LE), s.sh_size(LE));
+            if size > max {
+                return Err(bad(format!(
+                    "section {i} ({what}) is {size} bytes, more than the {} MiB read",
+                    max >> 20
+                )));
+            }
+            elf.read_at(off, size).ok_or_else(|| {
+                bad(format!(
+                    "section {i} ({what}): its {size} bytes at offset {off:#x} end past the \
+                     end of the file ({len} bytes)"
+                ))
+            })
+        };
         let mut img = KernelImage {
             path: path.to_path_buf(),
             ..Default::default()
         };
-        for s in shdrs {
-            let size = s.sh_size(LE);
+        let mut bad_note = None;
+        for (i, s) in shdrs.iter().enumerate() {
             match s.sh_type(LE) {
-                elf::SHT_NOTE if img.build_id.is_none() && size <= MAX_NOTES => {
-                    let Ok(Some(notes)) = s.notes(LE, data) else {
-                        continue;
-                    };
-                    img.build_id = notes
-                        .map_while(|n| n.ok())
-                        .find(|n| {
-                            n.name() == elf::ELF_NOTE_GNU && n.n_type(LE) == elf::NT_GNU_BUILD_ID
-                        })
-                        .map(|n| n.desc().iter().map(|b| format!("{b:02x}")).collect());
+                elf::SHT_NOTE if img.build_id.is_none() => {
+                    let bytes = section(i, s, "SHT_NOTE", MAX_NOTES)?;
+                    let align = s.sh_addralign(LE);
+                    let mut notes =
+                        NoteIterator::<FileHeader64<LittleEndian>>::new(LE, align, &bytes)
+                            .map_err(|e| bad(format!("section {i} (SHT_NOTE): {e}")))?;
+                    // A malformed note is the error only when no build ID is found.
+                    for n in 0.. {
+                        match notes.next() {
+                            Ok(Some(note))
+                                if note.name() == elf::ELF_NOTE_GNU
+                                    && note.n_type(LE) == elf::NT_GNU_BUILD_ID =>
+                            {
+                                img.build_id =
+                                    Some(note.desc().iter().map(|b| format!("{b:02x}")).collect());
+                                break;
+                            }
+                            Ok(Some(_)) => {}
+                            Ok(None) => break,
+                            Err(e) => {
+                                bad_note.get_or_insert(format!(
+                                    "section {i} (SHT_NOTE): note {n} is malformed ({e})"
+                                ));
+                                break;
+                            }
+                        }
+                    }
                 }
-                elf::SHT_SYMTAB if size <= MAX_SYMTAB => {
+                elf::SHT_SYMTAB => {
+                    let link = s.sh_link(LE) as usize;
                     let strtab = shdrs
-                        .get(s.sh_link(LE) as usize)
-                        .ok_or_else(|| bad("a symbol table without strings".into()))?;
-                    let ssize = strtab.sh_size(LE);
-                    let syms = elf.read_at(s.sh_offset(LE), size);
-                    let strs = if ssize <= MAX_SYMTAB {
-                        elf.read_at(strtab.sh_offset(LE), ssize)
-                    } else {
-                        None
-                    };
-                    let (Some(syms), Some(strs)) = (syms, strs) else {
-                        return Err(bad("the symbol table is past the end of the file".into()));
-                    };
-                    img.symtab = syms;
-                    img.strtab = strs;
+                        .get(link)
+                        .filter(|t| t.sh_type(LE) == elf::SHT_STRTAB)
+                        .ok_or_else(|| {
+                            bad(format!(
+                                "section {i} (SHT_SYMTAB) links to section {link}, which is not \
+                                 a string table"
+                            ))
+                        })?;
+                    img.symtab = section(i, s, "SHT_SYMTAB", MAX_SYMTAB)?;
+                    img.strtab = section(link, strtab, "SHT_STRTAB", MAX_SYMTAB)?;
                 }
                 _ => {}
+            }
+        }
+        if img.build_id.is_none() && vi.get("BUILD-ID").is_some() {
+            if let Some(why) = bad_note {
+                return Err(bad(format!(
+                    "no GNU build ID to check against the one of {}: {why}",
+                    core.display()
+                )));
             }
         }
         match (vi.get("BUILD-ID"), &img.build_id) {

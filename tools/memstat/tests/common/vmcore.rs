@@ -501,6 +501,53 @@ impl Guest {
     }
 }
 
+/// A program header of an ELF64 file, as the tests change them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Phdr {
+    pub p_type: u32,
+    pub offset: u64,
+    pub vaddr: u64,
+    pub paddr: u64,
+    pub filesz: u64,
+    pub memsz: u64,
+}
+
+/// Program header `i` of the ELF64 file `elf`.
+pub fn phdr(elf: &[u8], i: usize) -> Phdr {
+    let phoff = u64::from_le_bytes(elf[32..40].try_into().unwrap()) as usize;
+    let p = &elf[phoff + 56 * i..][..56];
+    let q = |o: usize| u64::from_le_bytes(p[o..o + 8].try_into().unwrap());
+    Phdr {
+        p_type: u32::from_le_bytes(p[0..4].try_into().unwrap()),
+        offset: q(8),
+        vaddr: q(16),
+        paddr: q(24),
+        filesz: q(32),
+        memsz: q(40),
+    }
+}
+
+/// Writes program header `i` of the ELF64 file `elf`.
+pub fn set_phdr(elf: &mut [u8], i: usize, h: Phdr) {
+    let phoff = u64::from_le_bytes(elf[32..40].try_into().unwrap()) as usize;
+    let p = &mut elf[phoff + 56 * i..][..56];
+    p[0..4].copy_from_slice(&h.p_type.to_le_bytes());
+    for (o, v) in [
+        (8, h.offset),
+        (16, h.vaddr),
+        (24, h.paddr),
+        (32, h.filesz),
+        (40, h.memsz),
+    ] {
+        p[o..o + 8].copy_from_slice(&v.to_le_bytes());
+    }
+}
+
+/// The number of program headers of the ELF64 file `elf` (`e_phnum`).
+pub fn phnum(elf: &[u8]) -> usize {
+    usize::from(u16::from_le_bytes([elf[56], elf[57]]))
+}
+
 fn note(name: &str, ntype: u32, desc: &[u8]) -> Vec<u8> {
     let mut n = Vec::new();
     n.extend_from_slice(&(name.len() as u32 + 1).to_le_bytes());
