@@ -53,14 +53,29 @@
 //! Everything read from the core is bounds-checked: a truncated or corrupt
 //! core, a core of a kernel without malloc types, or the wrong kernel image
 //! is an [`Error`] ([`Error::Kvm`], [`Error::KvmNoSymbol`],
-//! [`Error::KvmShortRead`], [`Error::Version`]), never a panic, and costs
-//! memory only in proportion to what it holds. A problem is reported where
+//! [`Error::KvmShortRead`], [`Error::Version`]), never a panic. A problem is reported where
 //! it is found, by what it is: a file that is not a regular file, a program
 //! header (by its index) whose bytes are not in the file or whose addresses
 //! cannot be, or overlap another's; a malformed note; a vmcoreinfo line
 //! whose value is not a number (with the value); a section of the kernel
 //! image; not as the later read that it would make fail (a short read, a
 //! symbol said to be missing).
+//!
+//! What a core can make the reader allocate, or loop over, is bounded by
+//! what it holds and by caps: program headers ([`MAX_PHNUM`]), notes
+//! ([`MAX_NOTES`], a VMCOREINFO note [`MAX_VMCOREINFO`]) and a kernel image's
+//! sections and symbol table ([`MAX_SHNUM`], [`MAX_SYMTAB`]) are read only
+//! from bytes of the file; the vmcoreinfo text in memory is at most
+//! [`MAX_MALLOC_VMCOREINFO`]; the number of CPU ids (at most
+//! [`stream::MAX_CPUS`]) must be one past the last possible CPU of the
+//! core's `__cpu_possible_mask`, and each possible CPU must have a per-CPU
+//! offset of its own (a table of zeros has not); the list of types must
+//! come back to its head (each node is seen once) within [`MAX_TYPES`]; and
+//! the stream is at most [`MAX_STREAM`] bytes, which is checked as the list
+//! is walked, before a per-CPU record is read or the stream allocated (with
+//! `try_reserve`, so that a failure is [`Error::NoMemory`]). Segments are
+//! looked up by binary search, and reads in one page reuse the last
+//! translation, so that the time too is in proportion to the records read.
 
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
@@ -78,24 +93,36 @@ use object::read::{ReadCache, ReadCacheOps, ReadRef as _, StringTable};
 use object::{pod, LittleEndian};
 
 use crate::error::{Error, Result};
-use crate::stream::{self, CpuStats, StreamType, MAX_NAME, MAX_OWNER, STREAM_VERSION};
+use crate::stream::{
+    self, StreamType, MAX_NAME, MAX_OWNER, STATS_SIZE, STREAM_HEADER_SIZE, STREAM_VERSION,
+    TYPE_HEADER_SIZE,
+};
 use crate::zones::{ZoneSizes, ZONE_COUNT_MAX};
 
 /// Most program headers read (QEMU writes one per memory range).
-const MAX_PHNUM: u32 = 1 << 20;
+pub const MAX_PHNUM: u32 = 1 << 20;
 /// Most sections of a kernel image read.
-const MAX_SHNUM: u32 = 1 << 16;
+pub const MAX_SHNUM: u32 = 1 << 16;
 /// Most bytes of notes read: the vmcoreinfo is one page, the CPUs' notes a
 /// few hundred bytes each.
-const MAX_NOTES: u64 = 16 << 20;
+pub const MAX_NOTES: u64 = 16 << 20;
 /// Most bytes of a symbol table read from a kernel image.
-const MAX_SYMTAB: u64 = 256 << 20;
-/// Most types walked: a registry that seems longer is corrupt.
-const MAX_TYPES: usize = 1 << 20;
+pub const MAX_SYMTAB: u64 = 256 << 20;
+/// Most types walked: a registry that seems longer is corrupt (a kernel
+/// defines a few hundred).
+pub const MAX_TYPES: usize = 1 << 16;
+/// Most bytes of the stream [`Core::read_malloc`] builds, 64 MiB: 1000
+/// types of 1024 CPU ids (a stream takes 128 bytes a type and 64 bytes a
+/// type and CPU id; `memstat -M` peaks at about six times the stream, 380 MB
+/// for those, while it makes its tables).
+pub const MAX_STREAM: usize = 64 << 20;
+/// Most bytes of a VMCOREINFO note: the kernel's is one page
+/// (`VMCOREINFO_BYTES`), 64 KiB at most.
+pub const MAX_VMCOREINFO: usize = 64 << 10;
 /// Most CPU ids (as [`stream::MAX_CPUS`]).
 const MAX_CPUS: u64 = stream::MAX_CPUS as u64;
 /// Most bytes of the malloc types' vmcoreinfo text in kernel memory.
-const MAX_MALLOC_VMCOREINFO: u64 = 64 << 10;
+pub const MAX_MALLOC_VMCOREINFO: u64 = 64 << 10;
 /// Most bytes of `struct malloc_type` and of `struct malloc_type_stats`.
 const MAX_STRUCT: u64 = 4096;
 
@@ -395,6 +422,80 @@ fn check_overlaps(segments: &[Segment]) -> std::result::Result<(), String> {
     overlap(physical, "physical address", true)
 }
 
+/// Where the segments are, for a lookup in O(log n) whatever their number.
+#[derive(Debug, Default)]
+struct SegmentIndex {
+    /// The segments with kernel addresses (which do not overlap,
+    /// [`check_overlaps`]), by address.
+    kernel: Vec<usize>,
+    /// Physical memory, by address, in pieces that do not overlap: (first
+    /// address, last address, segment). Where segments overlap, the one
+    /// that starts lower holds the piece (the bytes are the same, or
+    /// [`check_overlaps`] refused the core).
+    physical: Vec<(u64, u64, usize)>,
+}
+
+impl SegmentIndex {
+    fn new(segments: &[Segment]) -> SegmentIndex {
+        let mut kernel: Vec<usize> = (0..segments.len())
+            .filter(|&i| segments[i].is_kernel())
+            .collect();
+        kernel.sort_unstable_by_key(|&i| segments[i].vaddr);
+        let mut by_paddr: Vec<usize> = (0..segments.len())
+            .filter(|&i| segments[i].paddr != NO_PADDR)
+            .collect();
+        by_paddr.sort_unstable_by_key(|&i| (segments[i].paddr, i));
+        let mut physical = Vec::with_capacity(by_paddr.len());
+        // The first address no piece holds yet.
+        let mut free = 0u64;
+        for i in by_paddr {
+            let s = &segments[i];
+            // Below PHYS_LIMIT (Segment::check): no overflow.
+            let last = s.paddr + (s.memsz - 1);
+            let first = s.paddr.max(free);
+            if first <= last {
+                physical.push((first, last, i));
+                free = last + 1;
+            }
+        }
+        SegmentIndex { kernel, physical }
+    }
+
+    /// The segment that holds kernel address `a`, and the last address it holds.
+    fn kernel(&self, segments: &[Segment], a: u64) -> Option<(usize, u64)> {
+        let n = self.kernel.partition_point(|&i| segments[i].vaddr <= a);
+        let i = *self.kernel.get(n.checked_sub(1)?)?;
+        let s = &segments[i];
+        // No wrap (Segment::check).
+        let last = s.vaddr + (s.memsz - 1);
+        (a <= last).then_some((i, last))
+    }
+
+    /// The segment that holds physical address `a`, and the last address it holds there.
+    fn physical(&self, a: u64) -> Option<(usize, u64)> {
+        let n = self.physical.partition_point(|&(first, _, _)| first <= a);
+        let &(_, last, i) = self.physical.get(n.checked_sub(1)?)?;
+        (a <= last).then_some((i, last))
+    }
+}
+
+/// The last translation of a kernel address: the page or block that holds it.
+#[derive(Debug, Default)]
+struct Tlb(Option<(u64, u64, u64)>);
+
+impl Tlb {
+    /// The physical address of `va` and the size of its page, if `va` is in the page kept.
+    fn get(&self, va: u64) -> Option<(u64, u64)> {
+        let (base, size, pa) = self.0?;
+        (va & !(size - 1) == base).then(|| (pa | (va & (size - 1)), size))
+    }
+
+    /// Keeps the translation of `va`: `t`, its physical address and the size of its page.
+    fn set(&mut self, va: u64, (pa, size): (u64, u64)) {
+        self.0 = Some((va & !(size - 1), size, pa & !(size - 1)));
+    }
+}
+
 /// Opens `path`, which must be a regular file (`/proc/kcore` is one): a
 /// directory would read as a file too short for an ELF header, a FIFO would
 /// block. `what` names what the file should be.
@@ -472,6 +573,7 @@ pub struct Core {
     file: File,
     arch: Arch,
     segments: Vec<Segment>,
+    index: SegmentIndex,
     /// Whether a segment holds kernel addresses (`/proc/kcore`, QEMU's paging dumps, kdump).
     virtual_segments: bool,
     vmcoreinfo: VmcoreInfo,
@@ -732,6 +834,14 @@ impl Core {
                     for n in 0.. {
                         match notes.next() {
                             Ok(Some(note)) if note.name() == b"VMCOREINFO" => {
+                                if note.desc().len() > MAX_VMCOREINFO {
+                                    return Err(bad(format!(
+                                        "program header {i} (PT_NOTE): a VMCOREINFO note of {} \
+                                         bytes, more than a kernel writes ({} KiB)",
+                                        note.desc().len(),
+                                        MAX_VMCOREINFO >> 10
+                                    )));
+                                }
                                 let text = String::from_utf8_lossy(note.desc());
                                 vmcoreinfo = Some(VmcoreInfo::parse(&text));
                                 break;
@@ -759,6 +869,7 @@ impl Core {
             .into()),
         })?;
         check_overlaps(&segments).map_err(&bad)?;
+        let index = SegmentIndex::new(&segments);
         let kernel = match kernel {
             Some(k) => Some(KernelImage::read(k, machine, &vmcoreinfo, core)?),
             None => None,
@@ -770,6 +881,7 @@ impl Core {
             file,
             arch,
             segments,
+            index,
             virtual_segments,
             vmcoreinfo,
             kernel,
@@ -852,16 +964,18 @@ impl Core {
     /// holds up to `buf.len()`: the bytes read, `None` when no segment holds
     /// `addr`.
     fn read_segment(&self, addr: u64, buf: &mut [u8], physical: bool) -> Result<Option<usize>> {
-        let found = self.segments.iter().find(|s| {
-            let base = if physical { s.paddr } else { s.vaddr };
-            (!physical || s.paddr != NO_PADDR) && addr >= base && addr - base < s.memsz
-        });
-        let Some(s) = found else {
+        let found = if physical {
+            self.index.physical(addr)
+        } else {
+            self.index.kernel(&self.segments, addr)
+        };
+        let Some((i, last)) = found else {
             return Ok(None);
         };
+        let s = &self.segments[i];
         let at = addr - if physical { s.paddr } else { s.vaddr };
         // CAST: at most buf.len().
-        let n = (s.memsz - at).min(buf.len() as u64) as usize;
+        let n = (last - addr).saturating_add(1).min(buf.len() as u64) as usize;
         self.read_in(s, at, &mut buf[..n])?;
         Ok(Some(n))
     }
@@ -886,6 +1000,13 @@ impl Core {
     /// core, [`Error::Kvm`] when an address must be translated and the
     /// vmcoreinfo lacks what for, [`Error::Io`] when the file cannot be read.
     pub fn read(&self, va: u64, buf: &mut [u8]) -> Result<()> {
+        self.read_with(va, buf, &mut Tlb::default())
+    }
+
+    /// [`Core::read`], with the last translation kept in `tlb`: reads that
+    /// follow one another in a page (the per-CPU records of a CPU) walk the
+    /// page tables once.
+    fn read_with(&self, va: u64, buf: &mut [u8], tlb: &mut Tlb) -> Result<()> {
         let mut done = 0;
         while done < buf.len() {
             let a = va.wrapping_add(done as u64);
@@ -896,16 +1017,23 @@ impl Core {
                     continue;
                 }
             }
-            let w = match &self.walker {
-                Ok(w) => w,
-                // A core with virtual segments holds the kernel's memory by
-                // address: one that is in none is not in the core.
-                Err(_) if self.virtual_segments => return Err(self.short(va, buf.len())),
-                Err(why) => return Err(self.bad(why)),
+            let (pa, page) = match tlb.get(a) {
+                Some(t) => t,
+                None => {
+                    let w = match &self.walker {
+                        Ok(w) => w,
+                        // A core with virtual segments holds the kernel's memory by
+                        // address: one that is in none is not in the core.
+                        Err(_) if self.virtual_segments => return Err(self.short(va, buf.len())),
+                        Err(why) => return Err(self.bad(why)),
+                    };
+                    let t = w
+                        .translate(self, a)?
+                        .ok_or_else(|| self.short(va, buf.len()))?;
+                    tlb.set(a, t);
+                    t
+                }
             };
-            let (pa, page) = w
-                .translate(self, a)?
-                .ok_or_else(|| self.short(va, buf.len()))?;
             let n = usize::try_from(page - (a & (page - 1)))
                 .unwrap_or(usize::MAX)
                 .min(buf.len() - done);
@@ -1043,7 +1171,7 @@ impl Core {
                 self.path.display()
             )));
         }
-        let (offsets, possible) = self.percpu(
+        let cpus = self.percpu(
             ncpus,
             symbol("__per_cpu_offset"),
             symbol("__cpu_possible_mask"),
@@ -1064,23 +1192,38 @@ impl Core {
             None => ZoneSizes::default(),
         };
 
+        // The types, then their records: the stream's size is known before
+        // it is allocated, and bounded as the types are found.
+        // CAST: ncpus is at most MAX_CPUS.
+        let per_type = TYPE_HEADER_SIZE + STATS_SIZE * ncpus as usize;
+        let max_types = ((MAX_STREAM - STREAM_HEADER_SIZE) / per_type).min(MAX_TYPES);
         let mut types = Vec::new();
+        let mut stats_of = Vec::new();
         let mut seen = HashSet::new();
+        let mut tlb = Tlb::default();
         let mut node = self.read_u64(head)?;
         let mut rec = vec![0u8; type_size as usize];
-        let mut srec = vec![0u8; stats_size as usize];
         while node != head {
-            if types.len() >= MAX_TYPES || !seen.insert(node) {
-                return Err(Error::Kvm(format!(
-                    "{}: the list of malloc types does not come back to its head",
-                    self.path.display()
-                )));
+            if !seen.insert(node) {
+                return Err(
+                    self.bad("the list of malloc types does not come back to its head: it loops")
+                );
+            }
+            if types.len() == max_types {
+                return Err(self.bad(if max_types == MAX_TYPES {
+                    format!("more than {MAX_TYPES} malloc types: a corrupt list")
+                } else {
+                    format!(
+                        "more than {max_types} malloc types of {ncpus} CPU ids: their stream \
+                         would be more than the {} MiB this reader builds",
+                        MAX_STREAM >> 20
+                    )
+                }));
             }
             let mtp = node.wrapping_sub(o_list);
-            self.read(mtp, &mut rec)?;
+            self.read_with(mtp, &mut rec, &mut tlb)?;
             let at = |o: u64| u64_at(&rec, o as usize);
             let name = self.read_c_string(at(o_name), MAX_NAME)?;
-            let stats = at(o_stats);
             let mut flags = u32_at(&rec, o_flags as usize);
             let mut peak = 0;
             if at(o_events) & ev_peak != 0 {
@@ -1092,22 +1235,7 @@ impl Core {
                 0 => String::new(),
                 p => self.read_c_string(p, MAX_OWNER)?,
             };
-            let mut cpus = Vec::with_capacity(ncpus as usize);
-            for (cpu, &pcpu) in offsets.iter().enumerate() {
-                if !possible[cpu] || stats == 0 {
-                    cpus.push(CpuStats::default());
-                    continue;
-                }
-                self.read(stats.wrapping_add(pcpu), &mut srec)?;
-                cpus.push(CpuStats {
-                    memalloced: u64_at(&srec, 0),
-                    memfreed: u64_at(&srec, 8),
-                    numallocs: u64_at(&srec, 16),
-                    numfrees: u64_at(&srec, 24),
-                    size: u64_at(&srec, 32),
-                    numfailures: u64_at(&srec, 40),
-                });
-            }
+            stats_of.push(at(o_stats));
             types.push(StreamType {
                 name,
                 id: at(o_id),
@@ -1115,12 +1243,35 @@ impl Core {
                 flags,
                 peak,
                 owner,
-                stats: cpus,
+                // Written as zeros, then read in place.
+                stats: Vec::new(),
             });
             node = at(o_list);
         }
+        let len = STREAM_HEADER_SIZE + types.len() * per_type;
+        let mut stream = Vec::new();
+        stream.try_reserve_exact(len).map_err(|_| Error::NoMemory)?;
         // CAST: at most MAX_CPUS.
-        let stream = stream::write_stream(ncpus as u32, &types);
+        stream::write_stream_into(&mut stream, ncpus as u32, &types);
+        debug_assert_eq!(stream.len(), len);
+        // CPU by CPU: the records of one CPU are near one another (its per-CPU
+        // area), which the translation kept in `tlb` makes cheap.
+        let mut r = [0u8; 48];
+        for &(cpu, offset) in &cpus {
+            for (t, &stats) in stats_of.iter().enumerate() {
+                if stats == 0 {
+                    continue;
+                }
+                self.read_with(stats.wrapping_add(offset), &mut r, &mut tlb)?;
+                let at = STREAM_HEADER_SIZE + t * per_type + TYPE_HEADER_SIZE + cpu * STATS_SIZE;
+                // memalloced, memfreed, numallocs, numfrees, size, numfailures:
+                // little-endian in the core, native in the stream.
+                for (k, v) in r.chunks_exact(8).enumerate() {
+                    let v = u64_at(v, 0).to_ne_bytes();
+                    stream[at + 8 * k..at + 8 * k + 8].copy_from_slice(&v);
+                }
+            }
+        }
         Ok(KvmMalloc {
             stream,
             zones,
@@ -1187,16 +1338,45 @@ impl Core {
         Ok(vi)
     }
 
-    /// The per-CPU offsets of the `ncpus` CPU ids and whether each is possible,
-    /// from the addresses of `__per_cpu_offset` and `__cpu_possible_mask`.
+    /// The possible CPUs among the `ncpus` CPU ids and their per-CPU
+    /// offsets, from the addresses of `__per_cpu_offset` and
+    /// `__cpu_possible_mask`. The kernel's invariants are checked, as they
+    /// bound what is read: the last possible CPU is `nr_cpu_ids - 1`
+    /// (`setup_nr_cpu_ids()`), and each possible CPU has its own per-CPU area.
     fn percpu(
         &self,
         ncpus: u64,
         per_cpu_offset: Result<u64>,
         possible_mask: Result<u64>,
-    ) -> Result<(Vec<u64>, Vec<bool>)> {
+    ) -> Result<Vec<(usize, u64)>> {
+        // CAST: at most MAX_CPUS.
         let n = ncpus as usize;
-        let offsets = match per_cpu_offset {
+        let possible: Vec<usize> = match possible_mask {
+            Ok(a) => {
+                let mut b = vec![0u8; n.div_ceil(64) * 8];
+                self.read(a, &mut b)?;
+                let possible: Vec<usize> =
+                    (0..n).filter(|&c| b[c / 8] & (1 << (c % 8)) != 0).collect();
+                match possible.last() {
+                    None => {
+                        return Err(self.bad(format!(
+                            "__cpu_possible_mask has no possible CPU among the {n} CPU ids of \
+                             NUMBER(MALLOC_TYPE_NR_CPU_IDS)"
+                        )))
+                    }
+                    Some(&last) if last + 1 != n => {
+                        return Err(self.bad(format!(
+                            "NUMBER(MALLOC_TYPE_NR_CPU_IDS) is {n}, but the last possible CPU \
+                             in __cpu_possible_mask is {last} (nr_cpu_ids is one more)"
+                        )))
+                    }
+                    Some(_) => possible,
+                }
+            }
+            Err(Error::KvmNoSymbol { .. }) => (0..n).collect(),
+            Err(e) => return Err(e),
+        };
+        let offsets: Vec<u64> = match per_cpu_offset {
             Ok(a) => {
                 let mut b = vec![0u8; n * 8];
                 self.read(a, &mut b)?;
@@ -1206,16 +1386,17 @@ impl Core {
             Err(Error::KvmNoSymbol { .. }) if ncpus == 1 => vec![0],
             Err(e) => return Err(e),
         };
-        let possible = match possible_mask {
-            Ok(a) => {
-                let mut b = vec![0u8; n.div_ceil(64) * 8];
-                self.read(a, &mut b)?;
-                (0..n).map(|c| b[c / 8] & (1 << (c % 8)) != 0).collect()
-            }
-            Err(Error::KvmNoSymbol { .. }) => vec![true; n],
-            Err(e) => return Err(e),
-        };
-        Ok((offsets, possible))
+        let cpus: Vec<(usize, u64)> = possible.into_iter().map(|c| (c, offsets[c])).collect();
+        let mut by_offset: Vec<(u64, usize)> = cpus.iter().map(|&(c, o)| (o, c)).collect();
+        by_offset.sort_unstable();
+        if let Some(w) = by_offset.windows(2).find(|w| w[0].0 == w[1].0) {
+            let (a, b) = (w[0].1.min(w[1].1), w[0].1.max(w[1].1));
+            return Err(self.bad(format!(
+                "CPUs {a} and {b} have the same per-CPU offset {:#x} in __per_cpu_offset",
+                w[0].0
+            )));
+        }
+        Ok(cpus)
     }
 }
 

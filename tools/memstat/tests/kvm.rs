@@ -1069,6 +1069,222 @@ fn a_core_truncated_while_read_is_named() {
     assert!(msg.contains("truncated while being read"), "{msg}");
 }
 
+/// Runs `memstat -M core` (at most 10 s) with its address space limited to `limit` bytes
+/// (`setrlimit` in the child, as `ulimit -v` does): its exit status (`None` when a signal
+/// ended it), its standard error, and its peak resident set in KiB (`wait4`'s `ru_maxrss`).
+// The child is reaped by wait4, which gives its resource usage, not by Child::wait.
+#[allow(clippy::zombie_processes)]
+fn memstat_m_limited(core: &Path, limit: u64) -> (Option<i32>, String, i64) {
+    use std::io::Read;
+    use std::os::unix::process::CommandExt;
+    let mut cmd = memstat();
+    cmd.arg("-M")
+        .arg(core)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    // SAFETY: setrlimit is async-signal-safe; nothing else runs between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            let r = libc::rlimit {
+                rlim_cur: limit,
+                rlim_max: limit,
+            };
+            if libc::setrlimit(libc::RLIMIT_AS, &r) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().unwrap();
+    let pid = child.id() as libc::pid_t;
+    let mut stderr = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        stderr.read_to_string(&mut s).unwrap();
+        s
+    });
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let mut status = 0;
+    // SAFETY: a plain C struct, all zeros is a valid value.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: pid is our child, status and ru are valid for writes.
+        let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut ru) };
+        if r == pid {
+            break;
+        }
+        assert_eq!(r, 0, "wait4");
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("memstat -M {} did not finish in 10 s", core.display());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let err = reader.join().unwrap();
+    let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+    (code, err, ru.ru_maxrss)
+}
+
+/// A sparse core (zero pages take no file bytes) of `ntypes` types on `ncpus` CPU ids: the
+/// possible CPUs `possible` (or, with `None`, no `__cpu_possible_mask`: all), the per-CPU
+/// offsets `offsets` (by CPU; the others 0), and the types' statistics in zeros.
+fn core_with_cpus(
+    ntypes: u64,
+    ncpus: u64,
+    possible: Option<&[u64]>,
+    offsets: &[(u64, u64)],
+) -> Vec<u8> {
+    let types: Vec<TypeSpec> = (0..ntypes)
+        .map(|i| TypeSpec {
+            name: format!("type{i}"),
+            id: i,
+            zone: 0,
+            flags: 0,
+            owner: Some("vmlinux".into()),
+            peak: None,
+            stats: vec![cpu(64, 0, 1, 0, 1 << 3)],
+            in_module: false,
+        })
+        .collect();
+    let mut g = Guest::kernel(&types, 1, &[true], PAGINGS[0]);
+    // Zeros in the direct map: the per-CPU offsets, the possible mask, the statistics.
+    let table = g.alloc(1, 8 * ncpus);
+    let mask = g.alloc(1, ncpus.div_ceil(64) * 8);
+    let stats = g.alloc(1, 64 * ntypes);
+    let addrs = g.type_addrs().to_vec();
+    for (i, mtp) in addrs.into_iter().enumerate() {
+        g.write_u64(mtp + g.mti_offset + 16, stats + 64 * i as u64);
+    }
+    for &c in possible.unwrap_or(&[]) {
+        let at = mask + c / 8;
+        let b = g.phys[g.pa(at) as usize] | 1 << (c % 8);
+        g.write(at, &[b]);
+    }
+    for &(c, off) in offsets {
+        g.write_u64(table + 8 * c, off);
+    }
+    g.set_line(
+        "NUMBER(MALLOC_TYPE_NR_CPU_IDS)",
+        &format!("NUMBER(MALLOC_TYPE_NR_CPU_IDS)={ncpus}"),
+    );
+    g.set_line(
+        "SYMBOL(__per_cpu_offset)",
+        &format!("SYMBOL(__per_cpu_offset)={table:x}"),
+    );
+    if possible.is_none() {
+        g.drop_lines("SYMBOL(__cpu_possible_mask)");
+    } else {
+        g.set_line(
+            "SYMBOL(__cpu_possible_mask)",
+            &format!("SYMBOL(__cpu_possible_mask)={mask:x}"),
+        );
+    }
+    g.sparse_core()
+}
+
+/// The peak resident set of this process, in KiB (`VmHWM`).
+fn own_peak_rss() -> i64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+/// The ways a small core can claim a registry of 100 types on 65536 CPU ids whose statistics
+/// are in memory of zeros that takes no bytes of the file (`p_memsz > p_filesz`): the stream of
+/// that would be 420 MB, the list built from it five times that (2.4 GB in all).
+fn cores_claiming_65536_cpus() -> Vec<(&'static str, Vec<u8>, &'static str)> {
+    let n = 65536;
+    vec![
+        (
+            "no possible CPU",
+            core_with_cpus(100, n, Some(&[]), &[]),
+            "__cpu_possible_mask has no possible CPU among the 65536 CPU ids",
+        ),
+        (
+            "CPU 0 possible only",
+            core_with_cpus(100, n, Some(&[0]), &[]),
+            "NUMBER(MALLOC_TYPE_NR_CPU_IDS) is 65536, but the last possible CPU \
+             in __cpu_possible_mask is 0",
+        ),
+        (
+            "every CPU possible, all at the same per-CPU offset",
+            core_with_cpus(100, n, None, &[]),
+            "CPUs 0 and 1 have the same per-CPU offset",
+        ),
+        (
+            "CPUs 0 and 65535 possible, at their own offsets",
+            core_with_cpus(100, n, Some(&[0, 65535]), &[(65535, 64)]),
+            "more than 15 malloc types of 65536 CPU ids: their stream would be more than \
+             the 64 MiB",
+        ),
+    ]
+}
+
+/// A core of less than 128 KiB must not cost more memory than what it holds and the documented cap
+/// allow: each way of claiming 65536 CPU ids is refused with exit status 1 and one line, in
+/// little memory, and under `ulimit -v` without an abort.
+#[test]
+fn a_small_core_cannot_make_the_reader_allocate_gigabytes() {
+    let d = tmpdir("kvm-cpus");
+    for (what, core, want) in cores_claiming_65536_cpus() {
+        assert!(core.len() < 128 << 10, "{what}: {} bytes", core.len());
+        let p = write(&d, "vmcore", &core);
+        // A safety net (4 GiB), then as `ulimit -v 262144`.
+        for limit in [4u64 << 30, 256 << 20] {
+            let (code, err, rss) = memstat_m_limited(&p, limit);
+            assert_eq!(code, Some(1), "{what}, limit {limit}: {err}");
+            assert_eq!(err.lines().count(), 1, "{what}: {err}");
+            assert!(
+                err.starts_with("memstat: KVM error: ") && err.contains(want),
+                "{what}: {err}"
+            );
+            // The child's ru_maxrss also counts what it had before its exec: the peak of
+            // this test process, whose memory it was forked with.
+            let bound = (64 << 10).max(own_peak_rss());
+            assert!(
+                rss <= bound,
+                "{what}: peak RSS {rss} KiB, more than {bound}"
+            );
+        }
+    }
+}
+
+/// The cap leaves room for a large machine's registry: 1000 types on 1024 possible CPUs (a
+/// stream of 63 MiB) read; one type more than the cap allows is refused.
+#[test]
+fn a_large_registry_reads_up_to_the_cap() {
+    let d = tmpdir("kvm-large");
+    let all: Vec<u64> = (0..1024).collect();
+    let offsets: Vec<(u64, u64)> = all.iter().map(|&c| (c, 8 * c)).collect();
+    let p = write(
+        &d,
+        "vmcore",
+        &core_with_cpus(1000, 1024, Some(&all), &offsets),
+    );
+    let k = Core::open(&p, None).unwrap().read_malloc().unwrap();
+    assert_eq!(
+        k.stream.len(),
+        memstat::stream::expected_len(1000, 1024).unwrap()
+    );
+    assert!(k.stream.len() <= memstat::kvm::MAX_STREAM);
+    let s = parse_stream(&k.stream).unwrap();
+    assert_eq!((s.maxcpus, s.types.len()), (1024, 1000));
+    // The most types of 1024 CPU ids that fit, and one more.
+    let fit = (memstat::kvm::MAX_STREAM - 16) / (128 + 64 * 1024);
+    let p = write(
+        &d,
+        "vmcore",
+        &core_with_cpus(fit as u64 + 1, 1024, Some(&all), &offsets),
+    );
+    let e = Core::open(&p, None).unwrap().read_malloc().unwrap_err();
+    assert!(
+        e.to_string()
+            .contains(&format!("more than {fit} malloc types of 1024 CPU ids")),
+        "{e}"
+    );
+}
+
 /// Cores of real kernels, reduced to the pages `memstat -M` reads
 /// (`tools/testing/malloc_types/vmcore-fixture.py` on a vmcore of make check's test guest, after
 /// guest test 78's workload), with the stream the guest read just before the dump: the x86_64
