@@ -8,7 +8,9 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::vmcore::{elf_core, elf_image, phdr, phnum, set_phdr, Guest, Paging, Phdr, TypeSpec};
+use common::vmcore::{
+    elf_core, elf_image, phdr, phnum, registry_core, set_phdr, Guest, Paging, Phdr, TypeSpec,
+};
 use common::{cpu, tmpdir};
 use memstat::kvm::Core;
 use memstat::stream::{parse_stream, CpuStats, StreamType, FLAG_MODULE, FLAG_PEAK};
@@ -1126,63 +1128,6 @@ fn memstat_m_limited(core: &Path, limit: u64) -> (Option<i32>, String, i64) {
     (code, err, ru.ru_maxrss)
 }
 
-/// A sparse core (zero pages take no file bytes) of `ntypes` types on `ncpus` CPU ids: the
-/// possible CPUs `possible` (or, with `None`, no `__cpu_possible_mask`: all), the per-CPU
-/// offsets `offsets` (by CPU; the others 0), and the types' statistics in zeros.
-fn core_with_cpus(
-    ntypes: u64,
-    ncpus: u64,
-    possible: Option<&[u64]>,
-    offsets: &[(u64, u64)],
-) -> Vec<u8> {
-    let types: Vec<TypeSpec> = (0..ntypes)
-        .map(|i| TypeSpec {
-            name: format!("type{i}"),
-            id: i,
-            zone: 0,
-            flags: 0,
-            owner: Some("vmlinux".into()),
-            peak: None,
-            stats: vec![cpu(64, 0, 1, 0, 1 << 3)],
-            in_module: false,
-        })
-        .collect();
-    let mut g = Guest::kernel(&types, 1, &[true], PAGINGS[0]);
-    // Zeros in the direct map: the per-CPU offsets, the possible mask, the statistics.
-    let table = g.alloc(1, 8 * ncpus);
-    let mask = g.alloc(1, ncpus.div_ceil(64) * 8);
-    let stats = g.alloc(1, 64 * ntypes);
-    let addrs = g.type_addrs().to_vec();
-    for (i, mtp) in addrs.into_iter().enumerate() {
-        g.write_u64(mtp + g.mti_offset + 16, stats + 64 * i as u64);
-    }
-    for &c in possible.unwrap_or(&[]) {
-        let at = mask + c / 8;
-        let b = g.phys[g.pa(at) as usize] | 1 << (c % 8);
-        g.write(at, &[b]);
-    }
-    for &(c, off) in offsets {
-        g.write_u64(table + 8 * c, off);
-    }
-    g.set_line(
-        "NUMBER(MALLOC_TYPE_NR_CPU_IDS)",
-        &format!("NUMBER(MALLOC_TYPE_NR_CPU_IDS)={ncpus}"),
-    );
-    g.set_line(
-        "SYMBOL(__per_cpu_offset)",
-        &format!("SYMBOL(__per_cpu_offset)={table:x}"),
-    );
-    if possible.is_none() {
-        g.drop_lines("SYMBOL(__cpu_possible_mask)");
-    } else {
-        g.set_line(
-            "SYMBOL(__cpu_possible_mask)",
-            &format!("SYMBOL(__cpu_possible_mask)={mask:x}"),
-        );
-    }
-    g.sparse_core()
-}
-
 /// The peak resident set of this process, in KiB (`VmHWM`).
 fn own_peak_rss() -> i64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap();
@@ -1198,23 +1143,23 @@ fn cores_claiming_65536_cpus() -> Vec<(&'static str, Vec<u8>, &'static str)> {
     vec![
         (
             "no possible CPU",
-            core_with_cpus(100, n, Some(&[]), &[]),
+            registry_core(100, n, Some(&[]), &[]),
             "__cpu_possible_mask has no possible CPU among the 65536 CPU ids",
         ),
         (
             "CPU 0 possible only",
-            core_with_cpus(100, n, Some(&[0]), &[]),
+            registry_core(100, n, Some(&[0]), &[]),
             "NUMBER(MALLOC_TYPE_NR_CPU_IDS) is 65536, but the last possible CPU \
              in __cpu_possible_mask is 0",
         ),
         (
             "every CPU possible, all at the same per-CPU offset",
-            core_with_cpus(100, n, None, &[]),
+            registry_core(100, n, None, &[]),
             "CPUs 0 and 1 have the same per-CPU offset",
         ),
         (
             "CPUs 0 and 65535 possible, at their own offsets",
-            core_with_cpus(100, n, Some(&[0, 65535]), &[(65535, 64)]),
+            registry_core(100, n, Some(&[0, 65535]), &[(65535, 64)]),
             "more than 15 malloc types of 65536 CPU ids: their stream would be more than \
              the 64 MiB",
         ),
@@ -1260,7 +1205,7 @@ fn a_large_registry_reads_up_to_the_cap() {
     let p = write(
         &d,
         "vmcore",
-        &core_with_cpus(1000, 1024, Some(&all), &offsets),
+        &registry_core(1000, 1024, Some(&all), &offsets),
     );
     let k = Core::open(&p, None).unwrap().read_malloc().unwrap();
     assert_eq!(
@@ -1275,7 +1220,7 @@ fn a_large_registry_reads_up_to_the_cap() {
     let p = write(
         &d,
         "vmcore",
-        &core_with_cpus(fit as u64 + 1, 1024, Some(&all), &offsets),
+        &registry_core(fit as u64 + 1, 1024, Some(&all), &offsets),
     );
     let e = Core::open(&p, None).unwrap().read_malloc().unwrap_err();
     assert!(

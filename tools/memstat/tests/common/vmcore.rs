@@ -539,6 +539,71 @@ impl Guest {
     }
 }
 
+/// A sparse core (x86_64, zero pages take no file bytes) of `ntypes` types on `ncpus` CPU ids: the
+/// possible CPUs `possible` (or, with `None`, no `__cpu_possible_mask`: all), the per-CPU
+/// offsets `offsets` (by CPU; the others 0), and the types' statistics in zeros.
+pub fn registry_core(
+    ntypes: u64,
+    ncpus: u64,
+    possible: Option<&[u64]>,
+    offsets: &[(u64, u64)],
+) -> Vec<u8> {
+    let types: Vec<TypeSpec> = (0..ntypes)
+        .map(|i| TypeSpec {
+            name: format!("type{i}"),
+            id: i,
+            zone: 0,
+            flags: 0,
+            owner: Some("vmlinux".into()),
+            peak: None,
+            stats: vec![super::cpu(64, 0, 1, 0, 1 << 3)],
+            in_module: false,
+        })
+        .collect();
+    let mut g = Guest::kernel(
+        &types,
+        1,
+        &[true],
+        Paging::X86 {
+            levels: 4,
+            huge: false,
+        },
+    );
+    // Zeros in the direct map: the per-CPU offsets, the possible mask, the statistics.
+    let table = g.alloc(1, 8 * ncpus);
+    let mask = g.alloc(1, ncpus.div_ceil(64) * 8);
+    let stats = g.alloc(1, 64 * ntypes);
+    let addrs = g.type_addrs().to_vec();
+    for (i, mtp) in addrs.into_iter().enumerate() {
+        g.write_u64(mtp + g.mti_offset + 16, stats + 64 * i as u64);
+    }
+    for &c in possible.unwrap_or(&[]) {
+        let at = mask + c / 8;
+        let b = g.phys[g.pa(at) as usize] | 1 << (c % 8);
+        g.write(at, &[b]);
+    }
+    for &(c, off) in offsets {
+        g.write_u64(table + 8 * c, off);
+    }
+    g.set_line(
+        "NUMBER(MALLOC_TYPE_NR_CPU_IDS)",
+        &format!("NUMBER(MALLOC_TYPE_NR_CPU_IDS)={ncpus}"),
+    );
+    g.set_line(
+        "SYMBOL(__per_cpu_offset)",
+        &format!("SYMBOL(__per_cpu_offset)={table:x}"),
+    );
+    if possible.is_none() {
+        g.drop_lines("SYMBOL(__cpu_possible_mask)");
+    } else {
+        g.set_line(
+            "SYMBOL(__cpu_possible_mask)",
+            &format!("SYMBOL(__cpu_possible_mask)={mask:x}"),
+        );
+    }
+    g.sparse_core()
+}
+
 /// A program header of an ELF64 file, as the tests change them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Phdr {
