@@ -1149,26 +1149,41 @@ impl Core {
             "NUMBER(MALLOC_TYPE_EV_PEAK)",
             vi.try_number("MALLOC_TYPE_EV_PEAK"),
         )?;
-        let fields = [
-            o_name, o_zone, o_flags, o_stats, o_id, o_list, o_events, o_owner, o_peak,
-        ];
-        if type_size > MAX_STRUCT
-            || fields.iter().any(|&o| o.saturating_add(8) > type_size)
-            || !(48..=MAX_STRUCT).contains(&stats_size)
-        {
-            return Err(Error::Kvm(format!(
-                "{}: the vmcoreinfo gives an impossible layout of struct malloc_type",
-                self.path.display()
+        if type_size > MAX_STRUCT {
+            return Err(self.bad(format!(
+                "the vmcoreinfo's SIZE(malloc_type) is {type_size}, more than {MAX_STRUCT}"
             )));
+        }
+        if !(48..=MAX_STRUCT).contains(&stats_size) {
+            return Err(self.bad(format!(
+                "the vmcoreinfo's SIZE(malloc_type_stats) is {stats_size}, not 48 to {MAX_STRUCT}"
+            )));
+        }
+        for (field, o) in [
+            ("malloc_type.ks_shortdesc", o_name),
+            ("malloc_type_internal.mti_zone", o_zone),
+            ("malloc_type_internal.mti_flags", o_flags),
+            ("malloc_type_internal.mti_stats", o_stats),
+            ("malloc_type_internal.mti_id", o_id),
+            ("malloc_type_internal.mti_list", o_list),
+            ("malloc_type_internal.mti_events", o_events),
+            ("malloc_type_internal.mti_owner", o_owner),
+            ("malloc_type_internal.mti_peak", o_peak),
+        ] {
+            if o.saturating_add(8) > type_size {
+                return Err(self.bad(format!(
+                    "the vmcoreinfo's SIZE(malloc_type) is {type_size}, too small for {field} \
+                     at byte {o}"
+                )));
+            }
         }
         let ncpus = self.layout(
             "NUMBER(MALLOC_TYPE_NR_CPU_IDS)",
             vi.try_number("MALLOC_TYPE_NR_CPU_IDS"),
         )?;
         if ncpus == 0 || ncpus > MAX_CPUS {
-            return Err(Error::Kvm(format!(
-                "{}: {ncpus} CPU ids in the vmcoreinfo",
-                self.path.display()
+            return Err(self.bad(format!(
+                "the vmcoreinfo's NUMBER(MALLOC_TYPE_NR_CPU_IDS) is {ncpus}, not 1 to {MAX_CPUS}"
             )));
         }
         let cpus = self.percpu(

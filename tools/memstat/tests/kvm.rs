@@ -916,6 +916,16 @@ fn a_malformed_vmcoreinfo_value_is_named() {
         ),
         (
             PAGINGS[0],
+            "SIZE(malloc_type)=8",
+            "SIZE(malloc_type) is 8, too small for malloc_type_internal.mti_zone at byte 24",
+        ),
+        (
+            PAGINGS[0],
+            "NUMBER(MALLOC_TYPE_NR_CPU_IDS)=0",
+            "NUMBER(MALLOC_TYPE_NR_CPU_IDS) is 0, not 1 to 65536",
+        ),
+        (
+            PAGINGS[0],
             "MALLOC_TYPE_ZONE_SIZES=8,sixteen",
             r#"MALLOC_TYPE_ZONE_SIZES has "sixteen", not a number of bytes"#,
         ),
@@ -934,6 +944,24 @@ fn a_malformed_vmcoreinfo_value_is_named() {
             assert!(!msg.contains(wrong), "{line}: {msg}");
         }
     }
+    // KASLR's offset, which relocates a kernel image's symbols.
+    let mut g = Guest::kernel(&specs(), 3, &POSSIBLE, PAGINGS[0]);
+    g.drop_lines("SYMBOL(malloc_type_list)");
+    g.set_line("KERNELOFFSET=", "KERNELOFFSET=kaslr");
+    let bid = [5u8; 20];
+    let hex: String = bid.iter().map(|b| format!("{b:02x}")).collect();
+    g.set_line("BUILD-ID=", &format!("BUILD-ID={hex}"));
+    let core = write(&d, "vmcore", &g.physical_core());
+    let image = write(
+        &d,
+        "vmlinux",
+        &elf_image(62, &bid, &[("malloc_type_list", 0xffff_ffff_8100_1000)]),
+    );
+    let msg = read_core(&core, Some(&image)).unwrap_err().to_string();
+    assert!(
+        msg.contains(r#"the vmcoreinfo's KERNELOFFSET is "kaslr", not an address"#),
+        "{msg}"
+    );
     // One of the two lines that point to the malloc types' text in memory.
     let g = Guest::kernel(&specs(), 3, &POSSIBLE, PAGINGS[0]);
     let text: String = g
