@@ -495,6 +495,18 @@ pub fn write_stream(maxcpus: u32, types: &[StreamType]) -> Vec<u8> {
 pub fn write_stream_version(version: u32, maxcpus: u32, types: &[StreamType]) -> Vec<u8> {
     let count = u32::try_from(types.len()).unwrap_or(u32::MAX);
     let mut out = Vec::with_capacity(expected_len_version(version, count, maxcpus).unwrap_or(0));
+    write_stream_version_into(&mut out, version, maxcpus, types);
+    out
+}
+
+/// [`write_stream`] appended to `out`, whose room the caller may have reserved (with
+/// `try_reserve`, to fail without an abort).
+pub fn write_stream_into(out: &mut Vec<u8>, maxcpus: u32, types: &[StreamType]) {
+    write_stream_version_into(out, STREAM_VERSION, maxcpus, types);
+}
+
+fn write_stream_version_into(out: &mut Vec<u8>, version: u32, maxcpus: u32, types: &[StreamType]) {
+    let count = u32::try_from(types.len()).unwrap_or(u32::MAX);
     out.extend_from_slice(&version.to_ne_bytes());
     out.extend_from_slice(&maxcpus.to_ne_bytes());
     out.extend_from_slice(&count.to_ne_bytes());
@@ -536,5 +548,4 @@ pub fn write_stream_version(version: u32, maxcpus: u32, types: &[StreamType]) ->
             out.extend_from_slice(&[0u8; 16]);
         }
     }
-    out
 }

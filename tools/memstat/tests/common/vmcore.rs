@@ -55,6 +55,8 @@ pub struct Guest {
     /// Where the malloc types' lines go in kernel memory, as the kernel keeps them
     /// (`malloc_type_vmcoreinfo[]`), the note pointing to them; `None`: in the note.
     pub malloc_text: Option<u64>,
+    /// The types' addresses (their `struct malloc_type`).
+    types: Vec<u64>,
 }
 
 const X86_MAP: u64 = 0xffff_ffff_8000_0000;
@@ -72,6 +74,7 @@ impl Guest {
             mti_offset: 16,
             kernel_offset: 0x1e0_0000,
             malloc_text: None,
+            types: Vec::new(),
         };
         g.root = g.table();
         g
@@ -307,6 +310,7 @@ impl Guest {
         for (i, t) in types.iter().enumerate() {
             let region = if t.in_module { 2 } else { 1 };
             let mtp = g.alloc(region, type_size);
+            g.types.push(mtp);
             let name = g.string(region, &t.name);
             let owner = match t.owner.as_deref() {
                 None => 0,
@@ -476,6 +480,40 @@ impl Guest {
         elf_core(self.machine(), &note, &segs)
     }
 
+    /// An ELF core of physical memory in which pages of zeros take no file bytes, as
+    /// makedumpfile leaves them out: one segment per run of pages that are not all zeros,
+    /// whose memory goes on (`p_memsz > p_filesz`) over the zeros up to the next run.
+    pub fn sparse_core(&self) -> Vec<u8> {
+        let (note, phys) = self.note_and_memory();
+        let page = 4096;
+        let zero = |p: usize| phys[p * page..(p + 1) * page].iter().all(|&b| b == 0);
+        let pages = phys.len() / page;
+        let mut segs: Vec<Seg> = Vec::new();
+        let mut p = 0;
+        while p < pages {
+            let start = p;
+            while p < pages && !zero(p) {
+                p += 1;
+            }
+            let data_end = p;
+            while p < pages && zero(p) {
+                p += 1;
+            }
+            segs.push(Seg {
+                vaddr: 0,
+                paddr: (start * page) as u64,
+                bytes: phys[start * page..data_end * page].to_vec(),
+                memsz: ((p - start) * page) as u64,
+            });
+        }
+        elf_core_segs(self.machine(), &note, &segs)
+    }
+
+    /// The addresses of the types' `struct malloc_type`, in list order.
+    pub fn type_addrs(&self) -> &[u64] {
+        &self.types
+    }
+
     /// An ELF core as /proc/kcore shows one: one segment per region at its virtual address.
     pub fn virtual_core(&self) -> Vec<u8> {
         let (note, phys) = self.note_and_memory();
@@ -499,6 +537,118 @@ impl Guest {
             Paging::Arm64 { .. } => 183,
         }
     }
+}
+
+/// A sparse core (x86_64, zero pages take no file bytes) of `ntypes` types on `ncpus` CPU ids: the
+/// possible CPUs `possible` (or, with `None`, no `__cpu_possible_mask`: all), the per-CPU
+/// offsets `offsets` (by CPU; the others 0), and the types' statistics in zeros.
+pub fn registry_core(
+    ntypes: u64,
+    ncpus: u64,
+    possible: Option<&[u64]>,
+    offsets: &[(u64, u64)],
+) -> Vec<u8> {
+    let types: Vec<TypeSpec> = (0..ntypes)
+        .map(|i| TypeSpec {
+            name: format!("type{i}"),
+            id: i,
+            zone: 0,
+            flags: 0,
+            owner: Some("vmlinux".into()),
+            peak: None,
+            stats: vec![super::cpu(64, 0, 1, 0, 1 << 3)],
+            in_module: false,
+        })
+        .collect();
+    let mut g = Guest::kernel(
+        &types,
+        1,
+        &[true],
+        Paging::X86 {
+            levels: 4,
+            huge: false,
+        },
+    );
+    // Zeros in the direct map: the per-CPU offsets, the possible mask, the statistics.
+    let table = g.alloc(1, 8 * ncpus);
+    let mask = g.alloc(1, ncpus.div_ceil(64) * 8);
+    let stats = g.alloc(1, 64 * ntypes);
+    let addrs = g.type_addrs().to_vec();
+    for (i, mtp) in addrs.into_iter().enumerate() {
+        g.write_u64(mtp + g.mti_offset + 16, stats + 64 * i as u64);
+    }
+    for &c in possible.unwrap_or(&[]) {
+        let at = mask + c / 8;
+        let b = g.phys[g.pa(at) as usize] | 1 << (c % 8);
+        g.write(at, &[b]);
+    }
+    for &(c, off) in offsets {
+        g.write_u64(table + 8 * c, off);
+    }
+    g.set_line(
+        "NUMBER(MALLOC_TYPE_NR_CPU_IDS)",
+        &format!("NUMBER(MALLOC_TYPE_NR_CPU_IDS)={ncpus}"),
+    );
+    g.set_line(
+        "SYMBOL(__per_cpu_offset)",
+        &format!("SYMBOL(__per_cpu_offset)={table:x}"),
+    );
+    if possible.is_none() {
+        g.drop_lines("SYMBOL(__cpu_possible_mask)");
+    } else {
+        g.set_line(
+            "SYMBOL(__cpu_possible_mask)",
+            &format!("SYMBOL(__cpu_possible_mask)={mask:x}"),
+        );
+    }
+    g.sparse_core()
+}
+
+/// A program header of an ELF64 file, as the tests change them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Phdr {
+    pub p_type: u32,
+    pub offset: u64,
+    pub vaddr: u64,
+    pub paddr: u64,
+    pub filesz: u64,
+    pub memsz: u64,
+}
+
+/// Program header `i` of the ELF64 file `elf`.
+pub fn phdr(elf: &[u8], i: usize) -> Phdr {
+    let phoff = u64::from_le_bytes(elf[32..40].try_into().unwrap()) as usize;
+    let p = &elf[phoff + 56 * i..][..56];
+    let q = |o: usize| u64::from_le_bytes(p[o..o + 8].try_into().unwrap());
+    Phdr {
+        p_type: u32::from_le_bytes(p[0..4].try_into().unwrap()),
+        offset: q(8),
+        vaddr: q(16),
+        paddr: q(24),
+        filesz: q(32),
+        memsz: q(40),
+    }
+}
+
+/// Writes program header `i` of the ELF64 file `elf`.
+pub fn set_phdr(elf: &mut [u8], i: usize, h: Phdr) {
+    let phoff = u64::from_le_bytes(elf[32..40].try_into().unwrap()) as usize;
+    let p = &mut elf[phoff + 56 * i..][..56];
+    p[0..4].copy_from_slice(&h.p_type.to_le_bytes());
+    for (o, v) in [
+        (8, h.offset),
+        (16, h.vaddr),
+        (24, h.paddr),
+        (32, h.filesz),
+        (40, h.memsz),
+    ] {
+        p[o..o + 8].copy_from_slice(&v.to_le_bytes());
+    }
+}
+
+/// The number of program headers of the ELF64 file `elf` (`e_phnum`).
+pub fn phnum(elf: &[u8]) -> usize {
+    usize::from(u16::from_le_bytes([elf[56], elf[57]]))
 }
 
 fn note(name: &str, ntype: u32, desc: &[u8]) -> Vec<u8> {
@@ -537,9 +687,32 @@ fn ehdr(etype: u16, machine: u16, phnum: u16, shoff: u64, shnum: u16) -> Vec<u8>
     h
 }
 
+/// One `PT_LOAD` to write: its addresses, its bytes in the file, and its size in memory (at
+/// least `bytes.len()`; the rest reads as zeros).
+pub struct Seg {
+    pub vaddr: u64,
+    pub paddr: u64,
+    pub bytes: Vec<u8>,
+    pub memsz: u64,
+}
+
 /// An ELF core: a CPU note and the VMCOREINFO note (when `vmcoreinfo` is not empty) in one
 /// PT_NOTE, then one PT_LOAD per (vaddr, paddr, bytes).
 pub fn elf_core(machine: u16, vmcoreinfo: &str, segs: &[(u64, u64, Vec<u8>)]) -> Vec<u8> {
+    let segs: Vec<Seg> = segs
+        .iter()
+        .map(|(vaddr, paddr, bytes)| Seg {
+            vaddr: *vaddr,
+            paddr: *paddr,
+            bytes: bytes.clone(),
+            memsz: bytes.len() as u64,
+        })
+        .collect();
+    elf_core_segs(machine, vmcoreinfo, &segs)
+}
+
+/// [`elf_core`] with segments whose memory may be larger than their bytes in the file.
+pub fn elf_core_segs(machine: u16, vmcoreinfo: &str, segs: &[Seg]) -> Vec<u8> {
     let mut notes = note("CORE", 1, &[0u8; 336]);
     if !vmcoreinfo.is_empty() {
         notes.extend(note("VMCOREINFO", 0, vmcoreinfo.as_bytes()));
@@ -548,26 +721,28 @@ pub fn elf_core(machine: u16, vmcoreinfo: &str, segs: &[(u64, u64, Vec<u8>)]) ->
     let mut out = ehdr(4, machine, phnum as u16, 0, 0);
     let mut data_off = 64 + 56 * phnum as u64;
     let mut phdrs = Vec::new();
-    let mut ph = |ptype: u32, off: u64, va: u64, pa: u64, len: u64| {
+    let mut ph = |ptype: u32, off: u64, va: u64, pa: u64, len: u64, memsz: u64| {
         let mut p = vec![0u8; 56];
         p[0..4].copy_from_slice(&ptype.to_le_bytes());
         p[8..16].copy_from_slice(&off.to_le_bytes());
         p[16..24].copy_from_slice(&va.to_le_bytes());
         p[24..32].copy_from_slice(&pa.to_le_bytes());
         p[32..40].copy_from_slice(&len.to_le_bytes());
-        p[40..48].copy_from_slice(&len.to_le_bytes());
+        p[40..48].copy_from_slice(&memsz.to_le_bytes());
         phdrs.extend(p);
     };
-    ph(4, data_off, 0, 0, notes.len() as u64);
-    data_off += notes.len() as u64;
-    for (va, pa, b) in segs {
-        ph(1, data_off, *va, *pa, b.len() as u64);
-        data_off += b.len() as u64;
+    let n = notes.len() as u64;
+    ph(4, data_off, 0, 0, n, n);
+    data_off += n;
+    for s in segs {
+        assert!(s.memsz >= s.bytes.len() as u64);
+        ph(1, data_off, s.vaddr, s.paddr, s.bytes.len() as u64, s.memsz);
+        data_off += s.bytes.len() as u64;
     }
     out.extend(phdrs);
     out.extend(notes);
-    for (_, _, b) in segs {
-        out.extend_from_slice(b);
+    for s in segs {
+        out.extend_from_slice(&s.bytes);
     }
     out
 }
