@@ -107,6 +107,25 @@ def parse_readers(path):
     return {"readers": readers, "cpus": int(cpus.group(1)) if cpus else None}, None
 
 
+LOAD = re.compile(r"BENCH load readers=(\d+) runs=(\d+) median_ns=(\d+) max_ns=(\d+) "
+                  r"reads=(\d+) read_ns=(\d+)")
+
+
+def parse_streams(path):
+    """The figures of a boot with many possible CPUs (mt.bench=streams), or (None, why)."""
+    r, err = parse_readers(path)
+    if r is None:
+        return None, err
+    text = open(path, errors="replace").read()
+    possible = re.search(r"BENCH possible_cpus=(\S+)", text)
+    loads = [dict(zip(("readers", "runs", "median_ns", "max_ns", "reads", "read_ns"),
+                      map(int, m))) for m in LOAD.findall(text)]
+    if not loads:
+        return None, f"no module load figures (log: {path})"
+    r.update({"possible": possible.group(1) if possible else None, "loads": loads})
+    return r, None
+
+
 def cell(v, fmt):
     return f"{v:{fmt}}" if v is not None else f"{'-':>{fmt.split('.')[0]}}"
 
@@ -117,6 +136,8 @@ def main():
     ap.add_argument("--inline", help="console log of the bench-inline kernel")
     ap.add_argument("--inline-error", help="why the bench-inline kernel has no log")
     ap.add_argument("--readers-cpus", help="console log of a readers-only boot with more CPUs")
+    ap.add_argument("--streams", help="console log of a boot with many possible CPUs "
+                    "(mt.bench=streams)")
     ap.add_argument("--default-off", help="console log of a bench-inline boot with "
                     "malloc_types.default_types=0 (scenario 6)")
     ap.add_argument("--nomt", help="console log of the bench-nomt kernel, the bench-inline "
@@ -220,6 +241,19 @@ def main():
                 print(f"{path:{W}}{types:>6}{ns:>13}")
         elif many_err:
             print(f"\nbench: no readers with more CPUs: {many_err}")
+        streams, streams_err = (parse_streams(args.streams) if args.streams else (None, None))
+        if streams is not None:
+            print(f"\nthe stream with possible CPUs {streams['possible']} ({streams['cpus']} "
+                  "present; the bench-inline kernel)")
+            for path, types, ns in sorted(streams["readers"], key=lambda x: (x[1], x[0])):
+                print(f"{path:{W}}{types:>6}{ns:>13}")
+            print("module load+unload (malloc_type_bench_types_1), ns: median, max; "
+                  "the readers' stream reads meanwhile")
+            for ld in streams["loads"]:
+                print(f"  {ld['readers']} readers: {ld['median_ns']:>12} {ld['max_ns']:>12}"
+                      + (f"   {ld['reads']} reads of {ld['read_ns']} ns" if ld["readers"] else ""))
+        elif streams_err:
+            print(f"\nbench: no figures of the stream with many CPUs: {streams_err}")
         b = runs["bench"]["builtin_types"]
         if b is not None:
             print(f"({b} types are built in; the rest come from the modules malloc_type_bench_types_N)")
@@ -286,12 +320,18 @@ def main():
                 "builtin_types": r["builtin_types"],
             }
         many = parse_readers(args.readers_cpus)[0] if args.readers_cpus else None
+        streams = parse_streams(args.streams)[0] if args.streams else None
         out = {
             "unit": "ns of guest time per allocate+free pair (-icount shift=0); ns is the median "
                     "of the rounds, min and max their extremes",
             "readers_more_cpus": None if many is None else {
                 "kernel": "bench-inline", "cpus": many["cpus"],
                 "readers": [{"reader": p, "types": t, "ns": ns} for p, t, ns in many["readers"]]},
+            "streams_many_cpus": None if streams is None else {
+                "kernel": "bench-inline", "cpus": streams["cpus"],
+                "possible": streams["possible"],
+                "readers": [{"reader": p, "types": t, "ns": ns} for p, t, ns in streams["readers"]],
+                "module_loads": streams["loads"]},
             "sizes": sizes,
             "kernels": {k: kernel_json(k) for k, _ in kernels},
             "kernel_errors": why,

@@ -10,8 +10,10 @@
 # two kernels side by side; the same goes to $MT_CACHE/bench.json. The
 # module takes each measurement 3 times, interleaved; the report shows the
 # median and the spread, the JSON the median, minimum and maximum. The
-# bench-inline kernel boots twice more: with 8 CPUs for the readers, and with
-# malloc_types.default_types=0 for KBox with the off switch, which a third
+# bench-inline kernel boots three times more: with 8 CPUs for the readers,
+# with 255 possible CPUs for the stream's cost per CPU and module loads
+# beside its readers, and with malloc_types.default_types=0 for KBox with the
+# off switch, which a third
 # kernel, bench-nomt (the bench-inline configuration without malloc types),
 # gives the baseline of. When the
 # bench-inline kernel cannot be built or run, the table has the bench
@@ -54,6 +56,10 @@ if [ -z "$inline_err" ]; then
 	# The readers again with 8 CPUs: their cost per CPU record.
 	rlog="$MT_CACHE/logs/bench-readers-8cpus-console.log"
 	MT_SMP=8 boot bench-inline "$rlog" mt.bench=readers && report+=(--readers-cpus "$rlog")
+	# The stream with 255 possible CPUs (2 present): its readers at 1000
+	# types, and module loads while readers poll it.
+	slog="$MT_CACHE/logs/bench-streams-255cpus-console.log"
+	MT_SMP=2,maxcpus=255 boot bench-inline "$slog" mt.bench=streams && report+=(--streams "$slog")
 	# KBox with untyped allocations uncharged (malloc_types.default_types=0).
 	dlog="$MT_CACHE/logs/bench-default-off-console.log"
 	boot bench-inline "$dlog" malloc_types.default_types=0 mt.bench=default-off &&

@@ -46,6 +46,7 @@ done
 # The library's example that reads a stream with every read size (guest tests).
 [ -x "$musl/examples/read_sizes" ] && install -m 0755 "$musl/examples/read_sizes" "$stage/bin/memstat-read-sizes"
 [ -x "$musl/examples/bench_reads" ] && install -m 0755 "$musl/examples/bench_reads" "$stage/bin/memstat-bench-reads"
+[ -x "$musl/examples/bench_load" ] && install -m 0755 "$musl/examples/bench_load" "$stage/bin/memstat-bench-load"
 [ "$flavour" = test ] && bash "$MT_DIR/initramfs-tracers.sh" "$stage" # perf, trace-cmd, bpftrace
 # The kselftest of the user space ABI, built as the kselftests are (lib.mk),
 # against this kernel's uapi headers (build-kernel.sh makes them), linked

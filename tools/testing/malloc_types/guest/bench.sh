@@ -22,9 +22,17 @@ echo "BENCH cpus=$(grep -c ^processor /proc/cpuinfo)"
 # mt.bench=default-off: the allocation figures only, as scenario 6 (a boot
 # with malloc_types.default_types=0, for the cost of KBox with the switch off);
 # mt.bench=nomt: the same as scenario 7, in the kernel without malloc types.
+# mt.bench=streams: the stream with many possible CPUs (a boot with
+# -smp 2,maxcpus=N): its readers at 1000 types, and module loads while
+# readers poll it.
 readers_only=no
+streams=no
 case " $(cat /proc/cmdline) " in
 *" mt.bench=readers "*) readers_only=yes ;;
+*" mt.bench=streams "*)
+	readers_only=yes
+	streams=yes
+	;;
 *" mt.bench=default-off "*)
 	bench 6
 	echo "BENCH end rc=$rc"
@@ -91,7 +99,10 @@ fi
 # they are (memstat-bench-reads prints the exact count it read).
 base=$(cat /proc/sys/kernel/malloc_count) || fail "no kernel.malloc_count"
 echo "BENCH builtin_types=$base"
-for target in 10 100 1000; do
+targets="10 100 1000"
+[ $streams = yes ] && targets=1000
+echo "BENCH possible_cpus=$(cat /sys/devices/system/cpu/possible)"
+for target in $targets; do
 	need=$((target - base))
 	loaded=
 	for n in 512 256 128 64 32 16 8 4 2 1; do
@@ -104,6 +115,20 @@ for target in 10 100 1000; do
 	[ "$total" = "$target" ] || [ "$base" -gt "$target" ] ||
 		fail "$total types registered, not $target"
 	memstat-bench-reads || fail "memstat-bench-reads at $total types"
+	# Loads and unloads of a module of one type, without readers and while
+	# two readers poll the stream. The module of one type may be among
+	# those loaded above: it is unloaded first (999 types, 1000 while it is
+	# loaded again).
+	if [ $streams = yes ]; then
+		mod=malloc_type_bench_types_1
+		case " $loaded " in
+		*" $mod "*)
+			rmmod $mod || fail "rmmod $mod"
+			loaded=$(echo "$loaded" | sed "s/ $mod//")
+			;;
+		esac
+		memstat-bench-load $mods/$mod.ko 20 0 2 || fail "memstat-bench-load at $total types"
+	fi
 	for m in $loaded; do
 		rmmod "$m" || fail "rmmod $m"
 	done
