@@ -30,7 +30,8 @@
 //! * Malloc types are matched by registration id, not by name, so two types
 //!   with the same name stay distinct.
 //! * `bytes` and `count` are clamped at 0 when racy per-CPU sums go negative
-//!   (libmemstat's malloc path wraps around to ~1.8e19).
+//!   (libmemstat's malloc path wraps around to ~1.8e19), and every sum of
+//!   counters saturates at `u64::MAX` instead of wrapping.
 //! * Caller-owned "pointers" are `usize` values (see [`CallerFields`]).
 //! * Indexes and CPUs are bounds-checked; nothing panics on bad input.
 //!

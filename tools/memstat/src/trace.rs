@@ -306,7 +306,7 @@ impl Top {
         match r {
             Record::Lost { count, .. } => self.lost = self.lost.saturating_add(*count),
             Record::Event(e) => {
-                self.events += 1;
+                self.events = self.events.saturating_add(1);
                 let size = i64::try_from(e.size).unwrap_or(i64::MAX);
                 let delta = match e.probe {
                     Probe::Malloc => size,

@@ -597,11 +597,13 @@ impl MemoryType {
             p.numfrees = s.numfrees;
             p.sizemask = s.size;
             p.failures = s.numfailures;
-            self.failures = self.failures.wrapping_add(s.numfailures);
-            self.memalloced = self.memalloced.wrapping_add(s.memalloced);
-            self.memfreed = self.memfreed.wrapping_add(s.memfreed);
-            self.numallocs = self.numallocs.wrapping_add(s.numallocs);
-            self.numfrees = self.numfrees.wrapping_add(s.numfrees);
+            // Sums saturate: a counter that cannot be told is at its largest, never wrapped
+            // round to a small number.
+            self.failures = self.failures.saturating_add(s.numfailures);
+            self.memalloced = self.memalloced.saturating_add(s.memalloced);
+            self.memfreed = self.memfreed.saturating_add(s.memfreed);
+            self.numallocs = self.numallocs.saturating_add(s.numallocs);
+            self.numfrees = self.numfrees.saturating_add(s.numfrees);
             self.sizemask |= s.size;
         }
         // Racy per-CPU sums can make these negative: approximate with 0,

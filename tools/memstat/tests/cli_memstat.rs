@@ -368,3 +368,25 @@ fn watch_survives_a_failed_update() {
         "KiB after the good update"
     );
 }
+
+/// The Requests of a type whose two CPUs are at the largest count: the largest count (a sum
+/// that saturates), in the table and in JSON.
+#[test]
+fn per_cpu_sums_saturate_in_the_outputs() {
+    let d = tmpdir("cli_memstat_saturate");
+    let p = d.join("max.stream");
+    let max = u64::MAX;
+    std::fs::write(
+        &p,
+        memstat::stream::write_stream(2, &[ty("big", 1, vec![cpu(0, 0, max, 0, 1); 2])]),
+    )
+    .unwrap();
+    let s = p.to_str().unwrap();
+    let out = memstat(&["-f", s, "--json"]);
+    assert_success(&out);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["malloc-statistics"]["memory"][0]["requests"], max);
+    let out = memstat(&["-f", s, "-H"]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains(" 18446744073709551615 "), "{text}");
+}

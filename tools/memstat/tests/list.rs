@@ -416,3 +416,27 @@ fn sysctl_values_of_every_size() {
     assert_eq!(read_sysctl(&fifo).unwrap(), "8 16 32\n");
     writer.join().unwrap();
 }
+
+/// Sums over the CPUs saturate at `u64::MAX` instead of wrapping: two CPUs at the largest
+/// count sum to the largest count, not to 18446744073709551614.
+#[test]
+fn per_cpu_sums_saturate() {
+    let max = u64::MAX;
+    let mut s = cpu(max, max, max, max, 1);
+    s.numfailures = max;
+    let mut l = MemoryTypeList::new();
+    l.update_malloc_bytes(&write_stream(2, &[ty("big", 1, vec![s, s])]))
+        .unwrap();
+    let t = l.first().unwrap();
+    assert_eq!(
+        (
+            t.memalloced(),
+            t.memfreed(),
+            t.numallocs(),
+            t.numfrees(),
+            t.failures()
+        ),
+        (max, max, max, max, max)
+    );
+    assert_eq!((t.bytes(), t.count()), (0, 0));
+}
