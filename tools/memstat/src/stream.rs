@@ -404,8 +404,9 @@ pub fn read_stream_file_into(path: &Path, buf: &mut Vec<u8>) -> Result<()> {
 /// Parse a whole stream.
 ///
 /// Errors: [`Error::DataError`] for a short header, zero or too many CPUs,
-/// a length that is not exactly the announced one, or an unterminated name
-/// or owner; [`Error::Version`] for a version other than 1 and 2.
+/// a length that is not exactly the announced one, an unterminated name
+/// or owner, or two types with the same id ([`check_unique_ids`]);
+/// [`Error::Version`] for a version other than 1 and 2.
 pub fn parse_stream(buf: &[u8]) -> Result<Stream> {
     let (maxcpus, types) = parse_stream_ref(buf)?;
     Ok(Stream {
@@ -453,6 +454,10 @@ fn parse_records<'a, T>(
     let records = maxcpus as usize * STATS_SIZE;
     let per_type = header + records;
     let past_end = || Error::data("read past the end of the stream");
+    // Whether the ids seen so far rise, or fall, strictly: the kernel lists its types newest
+    // first, so ids fall, and a strictly monotonic list has no id twice.
+    let (mut rising, mut falling) = (true, true);
+    let mut prev = None;
     for i in 0..count {
         let base = STREAM_HEADER_SIZE + i as usize * per_type;
         let name_field = buf.get(base..base + MAX_NAME).ok_or_else(past_end)?;
@@ -468,9 +473,15 @@ fn parse_records<'a, T>(
         let records = buf
             .get(base + header..base + per_type)
             .ok_or_else(past_end)?;
+        let id = u64_at(buf, base + 32)?;
+        if let Some(p) = prev {
+            rising &= id > p;
+            falling &= id < p;
+        }
+        prev = Some(id);
         types.push(f(RawType {
             name,
-            id: u64_at(buf, base + 32)?,
+            id,
             zone: u32_at(buf, base + 40)?,
             flags: u32_at(buf, base + 44)?,
             peak,
@@ -478,7 +489,28 @@ fn parse_records<'a, T>(
             records,
         }));
     }
+    if !rising && !falling {
+        let ids = (0..count as usize).map(|i| u64_at(buf, STREAM_HEADER_SIZE + i * per_type + 32));
+        check_unique_ids(ids.collect::<Result<Vec<u64>>>()?)?;
+    }
     Ok((maxcpus, types))
+}
+
+/// Checks that no id of `ids`, the ids of a stream's types in stream order, is there twice.
+///
+/// Errors: [`Error::DataError`] naming the id and the two types (their indexes in the stream)
+/// that have it: two records of one registration id would be two entries that nothing tells
+/// apart, in every table and in every exported label set.
+pub fn check_unique_ids(ids: impl IntoIterator<Item = u64>) -> Result<()> {
+    let mut v: Vec<(u64, usize)> = ids.into_iter().zip(0..).collect();
+    v.sort_unstable();
+    match v.windows(2).find(|w| w[0].0 == w[1].0) {
+        Some(w) => Err(Error::data(format!(
+            "types {} and {} have the same id {}",
+            w[0].1, w[1].1, w[0].0
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// Write a stream of [`STREAM_VERSION`] of `types`, each with exactly

@@ -898,12 +898,18 @@ impl MemoryTypeList {
             .retain(|t| t.allocator() != allocator || t.generation == gen);
     }
 
-    /// Update the malloc types from a parsed stream.
+    /// Update the malloc types from a parsed stream. On error the list is
+    /// left as it was.
     ///
     /// An entry is the same type as a stream record when both the
     /// registration id and the name are equal.
-    pub fn update_malloc_stream(&mut self, s: &Stream) {
-        self.merge_malloc(s.maxcpus, &s.types);
+    ///
+    /// Errors: [`Error::DataError`] for two records with the same id
+    /// ([`stream::check_unique_ids`]), as [`stream::parse_stream`] refuses them.
+    pub fn update_malloc_stream(&mut self, s: &Stream) -> Result<()> {
+        let r = stream::check_unique_ids(s.types.iter().map(|t| t.id))
+            .map(|()| self.merge_malloc(s.maxcpus, &s.types));
+        self.record(r)
     }
 
     /// Update the malloc types from stream bytes. On error the list is left

@@ -390,3 +390,23 @@ fn per_cpu_sums_saturate_in_the_outputs() {
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains(" 18446744073709551615 "), "{text}");
 }
+
+/// A stream with two types of one id is refused as corrupt, with the id named.
+#[test]
+fn a_stream_with_a_repeated_id_is_an_error() {
+    let d = tmpdir("cli_memstat_dup_id");
+    let p = d.join("dup.stream");
+    let one = |name: &str| ty(name, 9, vec![cpu(64, 0, 1, 0, 1 << 3)]);
+    std::fs::write(&p, memstat::stream::write_stream(1, &[one("a"), one("b")])).unwrap();
+    for args in [&["--json"][..], &["-H"], &["--prometheus"]] {
+        let mut a = vec!["-f", p.to_str().unwrap()];
+        a.extend_from_slice(args);
+        let out = memstat(&a);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            "memstat: Data format error: types 0 and 1 have the same id 9\n"
+        );
+        assert!(out.stdout.is_empty());
+    }
+}
