@@ -18,6 +18,7 @@
 //! | `memstat_sysctl_uma` | [`MemoryTypeList::read_slab`] |
 //! | `memstat_sysctl_all` | [`MemoryTypeList::sysctl_all`] |
 //! | `memstat_kvm_malloc` (core) | [`MemoryTypeList::kvm_malloc`] with a [`kvm::Core`]; [`MemoryTypeList::read_malloc`] on a saved stream |
+//! | `memstat_get_name` | [`MemoryType::name`]: the name's text form ([`text`]); [`MemoryType::name_bytes`]: its bytes |
 //! | `memstat_get_*` | methods of [`MemoryType`] |
 //! | `memstat_get_percpu_*` | `MemoryType::percpu_*`, returning an error for a CPU out of range |
 //! | `memstat_malloc_zone_get_count` / `_get_size` / `_used` | [`ZoneSizes::count`] / [`ZoneSizes::size`] / [`ZoneSizes::used`] |
@@ -34,6 +35,10 @@
 //!   counters saturates at `u64::MAX` instead of wrapping.
 //! * Caller-owned "pointers" are `usize` values (see [`CallerFields`]).
 //! * Indexes and CPUs are bounds-checked; nothing panics on bad input.
+//! * A name is any bytes: [`MemoryType::name`] and every text output give its
+//!   text form ([`text::name_text`]: printable ASCII as it is, other bytes and
+//!   the backslash as `\NNN`), which is lossless and safe on a terminal, and
+//!   [`MemoryType::name_bytes`] the bytes themselves.
 //!
 //! ```
 //! use memstat::{stream, AllocatorFilter, MemoryTypeList};
@@ -64,8 +69,9 @@ pub mod zones;
 
 pub use error::{Error, ErrorKind, Result};
 pub use slab::{SlabCache, SlabSource};
+pub use text::{is_probe_space, probe_name};
 pub use types::{
-    is_probe_space, probe_name, Allocator, AllocatorFilter, CallerFields, MemoryType,
-    MemoryTypeList, PerCpu, SlabDetails, DEFAULT_PROC_PATH, MAXCALLER,
+    Allocator, AllocatorFilter, CallerFields, MemoryType, MemoryTypeList, PerCpu, SlabDetails,
+    DEFAULT_PROC_PATH, MAXCALLER,
 };
 pub use zones::ZoneSizes;

@@ -24,7 +24,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use crate::types::{probe_name, Allocator, MemoryType, MemoryTypeList};
+use crate::types::{Allocator, MemoryType, MemoryTypeList};
 use crate::zones::ZoneSizes;
 
 /// Row order.
@@ -138,7 +138,7 @@ fn selected<'a>(list: &'a MemoryTypeList, alloc: Allocator, o: &Options) -> Vec<
         .filter(|t| t.allocator() == alloc)
         .filter(|t| alloc != Allocator::Malloc || o.all || t.numallocs() != 0 || t.count() != 0)
         .filter(|t| match &o.name {
-            Some(p) => glob_match(p, t.name()) || glob_match(p, &probe_name(t.name())),
+            Some(p) => glob_match(p, t.name()) || glob_match(p, &t.probe_name()),
             None => true,
         })
         .collect();
@@ -178,7 +178,7 @@ pub fn malloc_text(list: &MemoryTypeList, zones: &ZoneSizes, o: &Options) -> Str
             let _ = write!(
                 s,
                 "{:>13} {:>5} {:>6} {:>8}  ",
-                escape_control(t.name()),
+                t.name(),
                 humanize(t.count(), 1000, 5),
                 humanize(t.bytes(), 1024, 5),
                 humanize(t.numallocs(), 1000, 5)
@@ -187,7 +187,7 @@ pub fn malloc_text(list: &MemoryTypeList, zones: &ZoneSizes, o: &Options) -> Str
             let _ = write!(
                 s,
                 "{:>13} {:>5} {:>5}K {:>8}  ",
-                escape_control(t.name()),
+                t.name(),
                 t.count(),
                 kib(t.bytes()),
                 t.numallocs()
@@ -208,13 +208,7 @@ pub fn malloc_text(list: &MemoryTypeList, zones: &ZoneSizes, o: &Options) -> Str
                 None => "-".to_string(),
             };
             let owner = if t.owner().is_empty() { "-" } else { t.owner() };
-            let _ = write!(
-                s,
-                "{:>5} {:>7} {:<12}  ",
-                fails,
-                high,
-                escape_control(owner)
-            );
+            let _ = write!(s, "{:>5} {:>7} {:<12}  ", fails, high, owner);
         }
         let _ = writeln!(s, "{}", sizes.join(","));
     }
@@ -230,7 +224,7 @@ pub fn zone_text(list: &MemoryTypeList, o: &Options) -> String {
         "ITEM", "SIZE", "LIMIT", "USED", "FREE", "REQ", "FAIL", "SLEEP", "XDOMAIN"
     );
     for t in selected(list, Allocator::Slab, o) {
-        let name = format!("{}:", escape_control(t.name()));
+        let name = format!("{}:", t.name());
         let h = |v: u64, w: usize| {
             if o.humanize {
                 humanize(v, 1000, w)

@@ -4,6 +4,7 @@
 
 use std::fs;
 use std::io::{self, Read};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
@@ -34,8 +35,8 @@ impl Default for SlabSource {
 /// One slab cache's raw figures.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SlabCache {
-    /// Cache name (the sysfs directory name, e.g. `kmalloc-64` or `:0000024`).
-    pub name: String,
+    /// Cache name (the sysfs directory name, e.g. `kmalloc-64` or `:0000024`), as bytes.
+    pub name: Vec<u8>,
     /// `object_size` / `<objsize>`.
     pub object_size: u64,
     /// `slab_size` (object plus metadata and alignment); `<objsize>` from slabinfo.
@@ -64,14 +65,19 @@ pub fn parse_sys_value(text: &str) -> Option<u64> {
     text.split_whitespace().next()?.parse().ok()
 }
 
+/// A decimal number of ASCII digits.
+fn parse_u64(b: &[u8]) -> Option<u64> {
+    std::str::from_utf8(b).ok()?.parse().ok()
+}
+
 /// Most bytes read from one SLUB sysfs attribute file.
 pub const MAX_SYS_VALUE_LEN: u64 = 64 * 1024;
 /// Most bytes read from a slabinfo file.
 pub const MAX_SLABINFO_LEN: u64 = 64 * 1024 * 1024;
 
-/// Read the text file `p`, failing with a data error rather than reading
+/// Read the file `p`, failing with a data error rather than reading
 /// more than `cap` bytes.
-fn read_capped(p: &Path, cap: u64) -> io::Result<std::result::Result<String, Error>> {
+fn read_capped(p: &Path, cap: u64) -> io::Result<std::result::Result<Vec<u8>, Error>> {
     let mut buf = Vec::new();
     fs::File::open(p)?
         .take(cap.saturating_add(1))
@@ -82,12 +88,7 @@ fn read_capped(p: &Path, cap: u64) -> io::Result<std::result::Result<String, Err
             p.display()
         ))));
     }
-    String::from_utf8(buf).map(Ok).map_err(|_| {
-        io::Error::new(
-            io::ErrorKind::InvalidData,
-            "stream did not contain valid UTF-8",
-        )
-    })
+    Ok(Ok(buf))
 }
 
 fn read_value(dir: &Path, file: &str) -> Result<Option<u64>> {
@@ -95,9 +96,17 @@ fn read_value(dir: &Path, file: &str) -> Result<Option<u64>> {
     match read_capped(&p, MAX_SYS_VALUE_LEN) {
         Ok(t) => {
             let t = t?;
-            parse_sys_value(&t).map(Some).ok_or_else(|| {
-                Error::data(format!("{}: not a number: {:?}", p.display(), t.trim()))
-            })
+            std::str::from_utf8(&t)
+                .ok()
+                .and_then(parse_sys_value)
+                .map(Some)
+                .ok_or_else(|| {
+                    Error::data(format!(
+                        "{}: not a number: {:?}",
+                        p.display(),
+                        String::from_utf8_lossy(t.trim_ascii())
+                    ))
+                })
         }
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(Error::from_io(p, e)),
@@ -107,7 +116,7 @@ fn read_value(dir: &Path, file: &str) -> Result<Option<u64>> {
 /// Read one cache directory; `None` when the directory is gone (the cache was destroyed, for
 /// example by a module unload, after the caller listed it), as FreeBSD's libmemstat tolerates a
 /// zone list that changes while it is read.
-pub fn read_sys_cache(dir: &Path, name: &str) -> Result<Option<SlabCache>> {
+pub fn read_sys_cache(dir: &Path, name: &[u8]) -> Result<Option<SlabCache>> {
     match read_sys_cache_files(dir, name) {
         // A file of the cache is missing: the whole cache vanished if its directory did.
         Err(Error::DataError(_)) | Err(Error::Io { .. }) if !dir.exists() => Ok(None),
@@ -115,14 +124,14 @@ pub fn read_sys_cache(dir: &Path, name: &str) -> Result<Option<SlabCache>> {
     }
 }
 
-fn read_sys_cache_files(dir: &Path, name: &str) -> Result<SlabCache> {
+fn read_sys_cache_files(dir: &Path, name: &[u8]) -> Result<SlabCache> {
     let need = |f: &str| -> Result<u64> {
         read_value(dir, f)?.ok_or_else(|| Error::data(format!("{}: missing {f}", dir.display())))
     };
     let opt = |f: &str| -> Result<u64> { Ok(read_value(dir, f)?.unwrap_or(0)) };
     let object_size = need("object_size")?;
     Ok(SlabCache {
-        name: name.to_string(),
+        name: name.to_vec(),
         object_size,
         slab_size: read_value(dir, "slab_size")?.unwrap_or(object_size),
         active_objs: need("objects")?,
@@ -153,8 +162,7 @@ pub fn read_sys_dir(dir: &Path) -> Result<Vec<SlabCache>> {
         if !ft.is_dir() {
             continue;
         }
-        let name = ent.file_name().to_string_lossy().into_owned();
-        if let Some(c) = read_sys_cache(&ent.path(), &name)? {
+        if let Some(c) = read_sys_cache(&ent.path(), ent.file_name().as_bytes())? {
             out.push(c);
         }
     }
@@ -162,15 +170,22 @@ pub fn read_sys_dir(dir: &Path) -> Result<Vec<SlabCache>> {
     Ok(out)
 }
 
-/// Parse `/proc/slabinfo` text (versions 2.0 and 2.1). Sorted by name, one entry per cache
-/// name (the last line of a name that appears twice).
-pub fn parse_slabinfo(text: &str) -> Result<Vec<SlabCache>> {
-    let mut lines = text.lines();
-    let first = lines.next().ok_or_else(|| Error::data("slabinfo: empty"))?;
-    let version = first
-        .strip_prefix("slabinfo - version: ")
-        .ok_or_else(|| Error::data(format!("slabinfo: bad first line {first:?}")))?;
-    if !version.trim().starts_with("2.") {
+/// Parse `/proc/slabinfo` (versions 2.0 and 2.1). Sorted by name, one entry per cache
+/// name (the last line of a name that appears twice). A cache's name is read as its bytes
+/// (white space ends it, as it ends every field of the file).
+pub fn parse_slabinfo(text: impl AsRef<[u8]>) -> Result<Vec<SlabCache>> {
+    let mut lines = text.as_ref().split(|&b| b == b'\n');
+    let first = lines
+        .next()
+        .filter(|l| !l.is_empty())
+        .ok_or_else(|| Error::data("slabinfo: empty"))?;
+    let version = first.strip_prefix(b"slabinfo - version: ").ok_or_else(|| {
+        Error::data(format!(
+            "slabinfo: bad first line {:?}",
+            String::from_utf8_lossy(first)
+        ))
+    })?;
+    if !version.trim_ascii().starts_with(b"2.") {
         return Err(Error::Version {
             found: 0,
             expected: 2,
@@ -178,12 +193,15 @@ pub fn parse_slabinfo(text: &str) -> Result<Vec<SlabCache>> {
     }
     let mut out = Vec::new();
     for (n, line) in lines.enumerate() {
-        if line.starts_with('#') || line.trim().is_empty() {
+        if line.starts_with(b"#") || line.trim_ascii().is_empty() {
             continue;
         }
-        let f: Vec<&str> = line.split_whitespace().collect();
+        let f: Vec<&[u8]> = line
+            .split(u8::is_ascii_whitespace)
+            .filter(|f| !f.is_empty())
+            .collect();
         let num = |i: usize| -> Result<u64> {
-            f.get(i).and_then(|s| s.parse().ok()).ok_or_else(|| {
+            f.get(i).and_then(|s| parse_u64(s)).ok_or_else(|| {
                 Error::data(format!(
                     "slabinfo line {}: field {} missing or not a number",
                     n + 2,
@@ -198,12 +216,12 @@ pub fn parse_slabinfo(text: &str) -> Result<Vec<SlabCache>> {
         // ": slabdata <active_slabs> <num_slabs> <sharedavail>"
         let slabs = f
             .iter()
-            .position(|s| *s == "slabdata")
+            .position(|s| *s == b"slabdata")
             .and_then(|i| f.get(i + 2))
-            .and_then(|s| s.parse().ok())
+            .and_then(|s| parse_u64(s))
             .unwrap_or(0);
         out.push(SlabCache {
-            name: (*name).to_string(),
+            name: name.to_vec(),
             active_objs: num(1)?,
             total_objs: num(2)?,
             object_size: num(3)?,
@@ -239,7 +257,7 @@ pub fn read_caches(src: &SlabSource) -> Result<Vec<SlabCache>> {
     }
     if let Some(p) = &src.slabinfo {
         let text = read_capped(p, MAX_SLABINFO_LEN).map_err(|e| Error::from_io(p, e))??;
-        return parse_slabinfo(&text);
+        return parse_slabinfo(text);
     }
     let p = src
         .sys_dir

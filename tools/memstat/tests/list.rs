@@ -97,7 +97,7 @@ fn caller_fields_survive_updates_and_vanished_types_go() {
     // Second snapshot: devbuf grew, "temp" and dup#6 vanished, "new" appeared.
     let mut types = sample_types();
     types[0].stats[2] = cpu(8192, 0, 2, 0, 1 << 12);
-    types.retain(|t| t.name != "temp" && t.id != 6);
+    types.retain(|t| t.name != b"temp" && t.id != 6);
     types.push(ty("new", 8, vec![cpu(32, 0, 1, 0, 1 << 2)]));
     l.update_malloc_bytes(&write_stream(4, &types)).unwrap();
     assert!(l.find(AllocatorFilter::Any, "temp").is_none());
@@ -369,14 +369,14 @@ fn updates_in_any_order_keep_each_entry() {
     assert_eq!(got(&l)[0], e("a", 2000, 100));
 }
 
-/// A name or an owner that is not UTF-8 is shown decoded (U+FFFD for what is not), and the
-/// type stays the same entry from one update to the next; an owner that changes is shown as
-/// it is now.
+/// A name or an owner that is not UTF-8 is shown in its text form (`\NNN` for each byte that
+/// is not printable ASCII), and the type stays the same entry from one update to the next; an
+/// owner that changes is shown as it is now.
 #[test]
 fn names_and_owners_that_are_not_utf8_stay_one_entry() {
     use memstat::stream::STREAM_HEADER_SIZE;
     let mut t = ty("nam", 1, vec![cpu(8, 0, 1, 0, 1)]);
-    t.owner = "own".to_string();
+    t.owner = b"own".to_vec();
     let mut buf = write_stream(1, std::slice::from_ref(&t));
     buf[STREAM_HEADER_SIZE + 1] = 0xff;
     buf[STREAM_HEADER_SIZE + 64 + 1] = 0xfe;
@@ -392,11 +392,12 @@ fn names_and_owners_that_are_not_utf8_stay_one_entry() {
         l.update_malloc_bytes(&buf).unwrap();
         assert_eq!(l.len(), 1);
         let e = l.first().unwrap();
-        let shown = if owner == b'w' { "own" } else { "o\u{fffd}n" };
+        let shown = if owner == b'w' { "own" } else { "o\\376n" };
         assert_eq!(
             (e.name(), e.owner(), e.caller_uint64(0)),
-            ("n\u{fffd}m", shown, Some(5))
+            ("n\\377m", shown, Some(5))
         );
+        assert_eq!(e.owner_bytes(), [b'o', owner, b'n']);
     }
 }
 

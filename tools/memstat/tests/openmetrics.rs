@@ -95,7 +95,8 @@ fn label_values_are_escaped() {
     l.update_malloc_bytes(&s).unwrap();
     let text = exposition(&l);
     assert!(
-        text.contains("{type=\"a\\\"b\\\\c\\nd\",probe=\"a\\\"b\\\\c_d\","),
+        // The names' text forms (`\134` for the backslash, `\012` for the newline), escaped.
+        text.contains("{type=\"a\\\"b\\\\134c\\\\012d\",probe=\"a\\\"b\\\\134c_d\","),
         "{text}"
     );
     // Every sample is one line.

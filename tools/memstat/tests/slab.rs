@@ -55,7 +55,7 @@ fn slabinfo_file() {
     let text = std::fs::read_to_string(fixture("slabinfo")).unwrap();
     let c = parse_slabinfo(&text).unwrap();
     assert_eq!(c.len(), 3);
-    assert_eq!(c[0].name, "bio-312");
+    assert_eq!(c[0].name, b"bio-312");
     let ts = &c[2];
     assert_eq!(
         (
@@ -107,7 +107,7 @@ fn slab_and_malloc_updates_are_independent() {
         .unwrap();
     // A source with fewer caches removes the vanished ones only.
     let mut caches = slab::read_caches(&sys_src()).unwrap();
-    caches.retain(|c| c.name != "kmalloc-64");
+    caches.retain(|c| c.name != b"kmalloc-64");
     l.update_slab_caches(&caches);
     assert_eq!(l.len(), 10);
     assert_eq!(
@@ -210,12 +210,12 @@ fn vanished_cache_is_skipped() {
     let base = std::env::temp_dir().join(format!("memstat-slab-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&base);
     let gone = base.join("kmalloc-gone");
-    assert_eq!(slab::read_sys_cache(&gone, "kmalloc-gone").unwrap(), None);
+    assert_eq!(slab::read_sys_cache(&gone, b"kmalloc-gone").unwrap(), None);
 
     let partial = base.join("partial");
     std::fs::create_dir_all(&partial).unwrap();
     std::fs::write(partial.join("object_size"), "64\n").unwrap();
-    let e = slab::read_sys_cache(&partial, "partial").unwrap_err();
+    let e = slab::read_sys_cache(&partial, b"partial").unwrap_err();
     assert_eq!(e.kind(), ErrorKind::DataError);
 
     // A whole directory read skips only what vanished: here nothing did.
@@ -231,8 +231,8 @@ fn vanished_cache_is_skipped() {
 fn slabinfo_rewalk_keeps_one_line_per_cache() {
     let text = std::fs::read_to_string(fixture("slabinfo-rewalk")).unwrap();
     let c = parse_slabinfo(&text).unwrap();
-    let names: Vec<_> = c.iter().map(|c| c.name.as_str()).collect();
-    assert_eq!(names, ["bio-312", "kmalloc-64", "task_struct"]);
+    let names: Vec<_> = c.iter().map(|c| c.name.as_slice()).collect();
+    assert_eq!(names, [&b"bio-312"[..], b"kmalloc-64", b"task_struct"]);
     assert_eq!(c[2].active_objs, 216);
     let src = SlabSource {
         sys_dir: None,
@@ -247,4 +247,82 @@ fn slabinfo_rewalk_keeps_one_line_per_cache() {
             .count(),
         216
     );
+}
+
+/// A slab cache directory whose name holds bytes that are not printable ASCII, a newline among
+/// them, is shown in text form in the `-z` table and in JSON, as malloc types are.
+#[test]
+fn cache_names_in_zone_outputs_are_text_forms() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let d = tmpdir("slab_hostile");
+    let names: [(&[u8], &str); 4] = [
+        (b"esc\x1b[31mred", "esc\\033[31mred"),
+        (b"nl\nrow", "nl\\012row"),
+        (b"\xff\xfe", "\\377\\376"),
+        (b"rlo\xe2\x80\xaeevil", "rlo\\342\\200\\256evil"),
+    ];
+    for (name, _) in names {
+        let c = d.join(OsStr::from_bytes(name));
+        std::fs::create_dir(&c).unwrap();
+        for (f, v) in [
+            ("object_size", "64"),
+            ("objects", "3"),
+            ("total_objects", "4"),
+        ] {
+            std::fs::write(c.join(f), v).unwrap();
+        }
+    }
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_memstat"))
+            .args(["-z", "--slab-dir", d.to_str().unwrap()])
+            .args(args)
+            .output()
+            .unwrap();
+        assert_success(&out);
+        out.stdout
+    };
+    let text = run(&["-H"]);
+    assert!(
+        text.iter()
+            .all(|&b| b == b'\n' || (0x20..0x7f).contains(&b)),
+        "{}",
+        String::from_utf8_lossy(&text)
+    );
+    let text = String::from_utf8(text).unwrap();
+    let mut want: Vec<&str> = names.iter().map(|&(_, t)| t).collect();
+    want.sort();
+    let rows: Vec<&str> = text
+        .lines()
+        .skip(2)
+        .map(|l| l.split_once(": ").unwrap().0)
+        .collect();
+    assert_eq!(rows, want, "{text}");
+    let v: serde_json::Value = serde_json::from_slice(&run(&["--json"])).unwrap();
+    let got: Vec<&str> = v["memory-zone-statistics"]["zone"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|z| z["name"].as_str().unwrap())
+        .collect();
+    // In list order: the caches sorted by their names' bytes.
+    let mut by_bytes = names;
+    by_bytes.sort();
+    let want: Vec<&str> = by_bytes.iter().map(|&(_, t)| t).collect();
+    assert_eq!(got, want);
+    // From /proc/slabinfo, whose names hold no white space.
+    let info = d.join("slabinfo");
+    std::fs::write(
+        &info,
+        b"slabinfo - version: 2.1\nesc\x1b[31m\xff 3 4 64 64 1 : tunables 0 0 0 : slabdata 1 1 0\n",
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_memstat"))
+        .args(["-z", "-H", "--slab-dir", "/nonexistent", "--slabinfo"])
+        .arg(&info)
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("\nesc\\033[31m\\377:"), "{text}");
 }

@@ -471,7 +471,7 @@ fn run(args: &Args) -> Result<(), Failure> {
     };
     let probe = match &args.type_ {
         Some(t) => {
-            let p = probe_name(t);
+            let p = String::from_utf8_lossy(&probe_name(t.as_bytes())).into_owned();
             if !trace::valid_probe_name(&p) {
                 return Err(usage(format!("--type: bad probe name {t:?}")));
             }
