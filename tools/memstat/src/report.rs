@@ -19,7 +19,6 @@
 //! `memory-zone-statistics` → `zone` → {`name`, `size`, `limit`, `used`,
 //! `free`, `requests`, `fail`, `sleep`, `xdomain`}.
 
-use std::borrow::Cow;
 use std::fmt::Write as _;
 
 use serde::Serialize;
@@ -106,25 +105,6 @@ pub fn humanize(v: u64, base: u64, width: usize) -> String {
         }
     }
     plain
-}
-
-/// `s` with its control characters escaped (`char::escape_default`, e.g.
-/// ESC as `\u{1b}`), for names printed in the text tables: a name from the
-/// kernel or a stream file must not drive the terminal. Other characters
-/// are kept as they are.
-pub fn escape_control(s: &str) -> Cow<'_, str> {
-    if !s.chars().any(char::is_control) {
-        return Cow::Borrowed(s);
-    }
-    let mut out = String::with_capacity(s.len() + 8);
-    for c in s.chars() {
-        if c.is_control() {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    Cow::Owned(out)
 }
 
 /// `ceil(bytes / 1024)`.

@@ -108,7 +108,7 @@ fn malformed_lines_are_errors() {
 fn top_aggregates_and_sorts() {
     let mut t = Top::new();
     let line = |p: &str, ty: &str, size: u64| {
-        parse_line(&format!(
+        parse_line(format!(
             "a-1 [000] ..... 1.0: {p}: probe={ty} size={size} zindx=0 name='{ty}'"
         ))
         .unwrap()
@@ -408,28 +408,104 @@ fn lost_event_totals_saturate() {
     );
 }
 
+/// What a kernel with the text form writes: the `probe` and `name` fields are text forms,
+/// taken as they are (not escaped twice), a literal backslash-n and a newline told apart.
 #[test]
-fn control_characters_are_escaped_in_event_and_top_output() {
-    let line =
-        "  \u{1b}[31mevil-5 [000] ..... 1.000000: malloc: probe=t\u{1b}[0m size=8 zindx=0 name='t'";
-    let e = ev(line);
+fn text_form_fields_are_taken_as_they_are() {
+    let e = ev("  insmod-1 [000] ..... 1.000000: malloc: probe=nl_row_0_0_0 size=8 zindx=0 name='nl\\012row 0 0 0'");
+    assert_eq!(
+        (e.type_probe.as_str(), e.name.as_str()),
+        ("nl_row_0_0_0", "nl\\012row 0 0 0")
+    );
+    let e = ev("a-1 [000] ..... 1.0: free: probe=a\\134n size=8 zindx=0 name='a\\134n'");
+    assert_eq!(
+        (e.type_probe.as_str(), e.name.as_str()),
+        ("a\\134n", "a\\134n")
+    );
+    let e = ev("a-1 [000] ..... 1.0: free: probe=a\\012 size=8 zindx=0 name='a\\012'");
+    assert_eq!(format_event(&e), "1.0 a[1]: free(9) type a\\012 8 bytes");
+}
+
+/// What an older kernel writes: raw bytes in the fields (ESC, U+202E, bytes that are not
+/// UTF-8, a backslash that starts no escape) and in the task name are put in text form.
+#[test]
+fn raw_fields_are_put_in_text_form() {
+    let line: &[u8] = b"  \x1b[31mevil-5 [000] ..... 1.000000: malloc: probe=t\x1b[0m\xff\\n size=8 zindx=0 name='t\x1b[0m\xff\\n'";
+    let e = match parse_line(line) {
+        Ok(Record::Event(e)) => e,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(e.comm, "\\033[31mevil");
+    assert_eq!(e.type_probe, "t\\033[0m\\377\\134n");
+    assert_eq!(e.name, "t\\033[0m\\377\\134n");
     assert_eq!(
         format_event(&e),
-        "1.000000 \\u{1b}[31mevil[5]: malloc(9) type t\\u{1b}[0m 8 bytes"
+        "1.000000 \\033[31mevil[5]: malloc(9) type t\\033[0m\\377\\134n 8 bytes"
     );
+    let e = ev(
+        "a-1 [000] ..... 1.0: malloc: probe=rlo\u{202e}evil size=8 zindx=0 name='rlo\u{202e}evil'",
+    );
+    assert_eq!(e.type_probe, "rlo\\342\\200\\256evil");
     let mut top = Top::new();
     top.add(&Record::Event(e));
     assert_eq!(
         top.table(),
-        "        NET(B)    BALANCE TYPE\n             8          1 t\\u{1b}[0m\n"
+        "        NET(B)    BALANCE TYPE\n             8          1 rlo\\342\\200\\256evil\n"
     );
-    let root = fake_tracefs("dt_esc");
-    fs::write(root.join("trace_pipe"), format!("{line}\n")).unwrap();
-    let out = dtmalloc(&root, &["--instance", "esc"], Some("0"));
-    assert!(out.status.success());
+}
+
+/// The pipe of a run: hostile names in text form (a kernel with the text form) and raw (an
+/// older one), an unparsable line with an escape sequence.
+const HOSTILE_PIPE: &[u8] =
+    b"a-1 [000] ..... 1.0: malloc: probe=nl_row_0_0_0 size=8 zindx=0 name='nl\\012row 0 0 0'
+a-1 [000] ..... 2.0: malloc: probe=esc\x1b[31mred size=16 zindx=1 name='esc\x1b[31mred'
+a-1 [000] ..... 3.0: malloc: probe=a\\134n size=32 zindx=2 name='a\\134n'
+a-1 [000] ..... 4.0: malloc: probe=a\\012 size=64 zindx=3 name='a\\012'
+a-1 [000] ..... 5.0: free: probe=\xc3\xa0_la_carte size=1 zindx=0 name='\xc3\xa0 la carte'
+garbage \x1b[2J\xe2\x80\xae line
+";
+
+/// Every output of a run, the events, `top` and the unparsed lines of `-v`, is printable
+/// ASCII with each name in its text form.
+#[test]
+fn hostile_names_in_event_top_and_verbose_output() {
+    let printable = |b: &[u8]| b.iter().all(|&c| c == b'\n' || (0x20..0x7f).contains(&c));
+    let root = fake_tracefs("dt_hostile");
+    fs::write(root.join("trace_pipe"), HOSTILE_PIPE).unwrap();
+    let out = dtmalloc(&root, &["--instance", "h", "-v"], Some("0"));
+    assert_success(&out);
+    assert!(printable(&out.stdout), "{:?}", out.stdout);
+    assert!(printable(&out.stderr), "{:?}", out.stderr);
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "1.0 a[1]: malloc(9) type nl_row_0_0_0 8 bytes\n\
+         2.0 a[1]: malloc(9) type esc\\033[31mred 16 bytes\n\
+         3.0 a[1]: malloc(9) type a\\134n 32 bytes\n\
+         4.0 a[1]: malloc(9) type a\\012 64 bytes\n\
+         5.0 a[1]: free(9) type \\303\\240_la_carte 1 byte\n"
+    );
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("dtmalloc: unrecognised trace line: no CPU column: garbage \\033[2J\\342\\200\\256 line\n"),
+        "{err}"
+    );
+    let root = fake_tracefs("dt_hostile_top");
+    fs::write(root.join("trace_pipe"), HOSTILE_PIPE).unwrap();
+    let out = dtmalloc(&root, &["--instance", "ht", "top", "--once"], None);
+    assert_success(&out);
+    assert!(printable(&out.stdout), "{:?}", out.stdout);
     let text = String::from_utf8(out.stdout).unwrap();
-    assert!(!text.contains('\u{1b}'), "{text:?}");
-    assert!(text.contains("\\u{1b}[31mevil[5]"), "{text}");
+    let rows: Vec<&str> = text.lines().skip(3).collect();
+    assert_eq!(
+        rows,
+        [
+            "            64          1 a\\012",
+            "            32          1 a\\134n",
+            "            16          1 esc\\033[31mred",
+            "             8          1 nl_row_0_0_0",
+            "            -1         -1 \\303\\240_la_carte",
+        ]
+    );
 }
 
 #[test]
@@ -569,15 +645,22 @@ fn fake_tracefs_selection_is_left_to_its_owners() {
     );
 }
 
-/// `-l` copies any bytes, and refuses a list past its limit instead of
-/// cutting it.
+/// `-l` copies a list of text forms (a kernel with the text form) as it is, puts an older
+/// kernel's raw bytes in text form, and refuses a list past its limit instead of cutting it.
 #[test]
 fn list_probes_bytes_and_limit() {
     let root = fake_tracefs("dt_list_bytes");
-    fs::write(root.join("dtmalloc_probes"), b"ID \xc3\xa0_la_carte \xff\n").unwrap();
+    let text_form =
+        "    3   dtmalloc                                nl_row_0_0_0\\033[0m\\134n malloc\n";
+    let mut listing = text_form.as_bytes().to_vec();
+    listing.extend_from_slice(b"    5   dtmalloc  \xc3\xa0_la_carte\x1b[2J\\n free\n\xff");
+    fs::write(root.join("dtmalloc_probes"), &listing).unwrap();
     let out = dtmalloc(&root, &["-l"], None);
     assert!(out.status.success());
-    assert_eq!(out.stdout, b"ID \xc3\xa0_la_carte \xff\n");
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        format!("{text_form}    5   dtmalloc  \\303\\240_la_carte\\033[2J\\134n free\n\\377")
+    );
     let f = fs::File::create(root.join("dtmalloc_probes")).unwrap();
     f.set_len((64 << 20) + 1).unwrap();
     drop(f);

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use clap::{Parser, Subcommand};
 use memstat::error::io_text;
 use memstat::probe_name;
+use memstat::text::as_text;
 use memstat::trace::{self, Record, Top};
 
 /// Watch typed kernel allocations and frees (the dwatch dtmalloc module).
@@ -319,8 +320,9 @@ const PROBES_FILE: &str = "dtmalloc_probes";
 /// The largest probe list `dtmalloc -l` copies: 64 MiB (about 800,000 types).
 const PROBES_MAX: u64 = 64 << 20;
 
-/// `dtmalloc -l`: copies the kernel's probe list to standard output, byte for byte (a probe
-/// name may hold any byte but white space).
+/// `dtmalloc -l`: copies the kernel's probe list to standard output, each line as text
+/// ([`as_text`]): a kernel that writes the probe names in text form has its list copied
+/// byte for byte, an older kernel's raw bytes are escaped.
 fn list_probes(root: &Path) -> Result<(), Failure> {
     let p = root.join(PROBES_FILE);
     let mut text = Vec::new();
@@ -340,8 +342,15 @@ fn list_probes(root: &Path) -> Result<(), Failure> {
             p.display()
         )));
     }
+    let mut shown = Vec::with_capacity(text.len());
+    for (i, line) in text.split(|&b| b == b'\n').enumerate() {
+        if i > 0 {
+            shown.push(b'\n');
+        }
+        shown.extend_from_slice(as_text(line).as_bytes());
+    }
     let mut out = io::stdout().lock();
-    match out.write_all(&text).and_then(|_| out.flush()) {
+    match out.write_all(&shown).and_then(|_| out.flush()) {
         Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
             Err(fail(format!("stdout: {}", io_text(&e))))
         }
@@ -564,12 +573,12 @@ fn run(args: &Args) -> Result<(), Failure> {
         buf.extend_from_slice(&chunk[..got]);
         let mut start = 0;
         while let Some(nl) = buf[start..].iter().position(|&b| b == b'\n') {
-            let line = String::from_utf8_lossy(&buf[start..start + nl]).into_owned();
+            let line = &buf[start..start + nl];
             start += nl + 1;
-            if line.trim().is_empty() {
+            if line.trim_ascii().is_empty() {
                 continue;
             }
-            match trace::parse_line(&line) {
+            match trace::parse_line(line) {
                 Ok(rec) => {
                     w.top.add(&rec);
                     if let Mode::Top { once: true, .. } = mode {
@@ -591,7 +600,7 @@ fn run(args: &Args) -> Result<(), Failure> {
                 Err(e) => {
                     w.unparsed += 1;
                     if args.verbose {
-                        eprintln!("dtmalloc: {e}: {line}");
+                        eprintln!("dtmalloc: {e}: {}", as_text(line));
                     }
                 }
             }
