@@ -59,6 +59,7 @@
 pub mod error;
 pub mod kvm;
 pub mod openmetrics;
+pub mod pattern;
 pub mod report;
 pub mod slab;
 pub mod stream;
