@@ -23,6 +23,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
+use crate::pattern::Pattern;
 use crate::types::{Allocator, MemoryType, MemoryTypeList};
 use crate::zones::ZoneSizes;
 
@@ -51,37 +52,10 @@ pub struct Options {
     pub humanize: bool,
     /// Row order.
     pub sort: SortKey,
-    /// Glob (`*`, `?`) a type's name or probe name must match.
-    pub name: Option<String>,
+    /// The pattern ([`crate::pattern`]) a type's name or probe name must match, as bytes.
+    pub name: Option<Pattern>,
     /// The long `-m` table: Fails, HighUse and Owner too.
     pub long: bool,
-}
-
-/// Shell-style glob match with `*` and `?` only.
-pub fn glob_match(pattern: &str, text: &str) -> bool {
-    let p: Vec<char> = pattern.chars().collect();
-    let t: Vec<char> = text.chars().collect();
-    let (mut pi, mut ti) = (0usize, 0usize);
-    let mut star: Option<(usize, usize)> = None;
-    while ti < t.len() {
-        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
-            pi += 1;
-            ti += 1;
-        } else if pi < p.len() && p[pi] == '*' {
-            star = Some((pi, ti));
-            pi += 1;
-        } else if let Some((sp, st)) = star {
-            pi = sp + 1;
-            ti = st + 1;
-            star = Some((sp, st + 1));
-        } else {
-            return false;
-        }
-    }
-    while pi < p.len() && p[pi] == '*' {
-        pi += 1;
-    }
-    pi == p.len()
 }
 
 /// `humanize_number(3)`-like: at most `width` characters, `base` 1000 or
@@ -118,7 +92,7 @@ fn selected<'a>(list: &'a MemoryTypeList, alloc: Allocator, o: &Options) -> Vec<
         .filter(|t| t.allocator() == alloc)
         .filter(|t| alloc != Allocator::Malloc || o.all || t.numallocs() != 0 || t.count() != 0)
         .filter(|t| match &o.name {
-            Some(p) => glob_match(p, t.name()) || glob_match(p, &t.probe_name()),
+            Some(p) => p.matches(t.name_bytes()) || p.matches(&t.probe_name_bytes()),
             None => true,
         })
         .collect();
@@ -352,17 +326,6 @@ pub fn zone_rows(list: &MemoryTypeList, o: &Options) -> ZoneStatistics {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn globs() {
-        assert!(glob_match("dev*", "devbuf"));
-        assert!(glob_match("*buf", "devbuf"));
-        assert!(glob_match("d?vbuf", "devbuf"));
-        assert!(!glob_match("dev", "devbuf"));
-        assert!(glob_match("*", ""));
-        assert!(glob_match("a*b*c", "aXXbYYc"));
-        assert!(!glob_match("a*b*c", "aXXbYY"));
-    }
 
     #[test]
     fn humanized() {

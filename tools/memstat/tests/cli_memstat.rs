@@ -486,3 +486,74 @@ fn names_equal_after_lossy_decoding_keep_distinct_labels() {
     );
     assert!(text.is_ascii());
 }
+
+/// `--name` takes a pattern ([`memstat::pattern`]) and matches it against a type's name and
+/// its probe name, as bytes: `?` is one byte, `\NNN` any byte, classes take ranges of bytes.
+#[test]
+fn name_patterns_match_the_bytes_of_names() {
+    let p = hostile_stream();
+    let selected = |pattern: &str| -> Vec<String> {
+        let out = memstat(&["-f", p.to_str().unwrap(), "--json", "--name", pattern]);
+        assert_success(&out);
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["malloc-statistics"]["memory"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["type"].as_str().unwrap().to_string())
+            .collect()
+    };
+    for (pattern, want) in [
+        ("nl?row*", &["nl\\012row 0 0 0"][..]),
+        ("nl_row_0_0_0", &["nl\\012row 0 0 0"]),
+        ("esc\\033[31m*", &["esc\\033[31mred"]),
+        ("a\\134n", &["a\\134n"]),
+        ("a\\012", &["a\\012"]),
+        ("a?", &["a\\012"]),
+        ("a_", &["a\\012"]),
+        ("[\\200-\\377]*", &["\\303\\240 la carte", "\\377\\376"]),
+        (
+            "*[\\001-\\037\\177]*",
+            &[
+                "nl\\012row 0 0 0",
+                "esc\\033[31mred",
+                "tab\\011here",
+                "a\\012",
+                "del\\177",
+                "\\001",
+            ],
+        ),
+        ("rlo???evil", &["rlo\\342\\200\\256evil"]),
+        ("*\\134*", &["back\\134slash", "a\\134n"]),
+        ("~\\041*", &["~!\"#$%&'()*+,-./:;<=>?@[]^_`{|}"]),
+        ("foo?bar", &["foo bar"]),
+    ] {
+        assert_eq!(selected(pattern), want, "--name {pattern}");
+    }
+}
+
+/// A pattern the rule refuses is a usage error naming what is wrong.
+#[test]
+fn bad_name_patterns_are_usage_errors() {
+    let p = hostile_stream();
+    for (pattern, err) in [
+        (
+            "foo bar",
+            "memstat: --name 'foo bar': a space at offset 3: a pattern is printable ASCII without spaces (write \\040)\n",
+        ),
+        (
+            "a\\n",
+            "memstat: --name 'a\\134n': backslash at offset 1: a backslash starts \\NNN, three octal digits from 001 to 377 (a backslash itself is \\134)\n",
+        ),
+        ("", "memstat: --name '': a pattern is 1 to 124 bytes, not empty\n"),
+        (
+            "\u{1b}[2J",
+            "memstat: --name '\\033[2J': byte 0x1b at offset 0: a pattern is printable ASCII without spaces (write \\033)\n",
+        ),
+    ] {
+        let out = memstat(&["-f", p.to_str().unwrap(), "--name", pattern]);
+        assert_eq!(out.status.code(), Some(2), "{pattern:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stderr), err);
+        assert!(out.stdout.is_empty());
+    }
+}

@@ -60,7 +60,8 @@ struct Args {
     /// Sort rows (default: kernel order for -m, name order for -z).
     #[arg(short = 's', long, value_enum)]
     sort: Option<Sort>,
-    /// Show only types whose name or probe name matches this glob (* and ?).
+    /// Show only types whose name or probe name matches PATTERN: printable ASCII without
+    /// spaces, `\NNN` for any byte (`\040` a space), and the globs `*`, `?`, `[...]`.
     #[arg(long, value_name = "PATTERN")]
     name: Option<String>,
     /// Repeat the report every SECONDS seconds (until interrupted or -c).
@@ -170,7 +171,13 @@ fn run(args: &Args) -> Result<(), Failure> {
             Some(Sort::Memuse) => SortKey::MemUse,
             Some(Sort::Requests) => SortKey::Requests,
         },
-        name: args.name.clone(),
+        name: match &args.name {
+            Some(p) => Some(memstat::pattern::Pattern::new(p).map_err(|e| Failure {
+                msg: format!("--name '{}': {e}", memstat::text::as_text(p.as_bytes())),
+                code: 2,
+            })?),
+            None => None,
+        },
         long: args.long,
     };
     let wait = match args.wait {
