@@ -286,25 +286,60 @@ pub fn malloc_min_from_env(v: Option<&str>) -> Result<u64, String> {
     }
 }
 
-/// Whether `name` can be put in a filter as a probe name: no ASCII white space (a probe name
-/// has none, see [`probe_name`](crate::probe_name)), quote, backslash or ASCII control
-/// character.
-pub fn valid_probe_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() < 64
-        && !name
-            .chars()
-            .any(|c| c == ' ' || c == '"' || c == '\\' || c.is_ascii_control())
-}
-
-/// The tracefs filter: `size >= MIN` and, for one type, `probe == "NAME"`.
+/// The tracefs filter: `size >= MIN` and, for one type, a test of the `probe` field against
+/// `probe`, the text form of the type's probe name (what the kernel records in the field).
+///
+/// A tracefs filter string is quoted with `"` or `'` and has no escapes: a probe name without
+/// `"` is compared as `probe == "NAME"`, one with `"` but no `'` as `probe == 'NAME'`. One
+/// with both is matched with a glob, `probe ~ "GLOB"`, in which each `"` is `?` and `\`, `*`,
+/// `?` and `[` are escaped with a backslash (and a leading digit or `!`, which tracefs would
+/// read as an index or a negation, is `?`): it selects that probe name and the few that differ
+/// from it where the glob has a `?`, and the caller keeps only the events of the probe name
+/// itself ([`filter_is_exact`]).
+///
+/// ```
+/// use memstat::trace::filter_string;
+/// assert_eq!(filter_string(10, Some("foo_bar")), "size >= 10 && probe == \"foo_bar\"");
+/// assert_eq!(filter_string(0, Some("a\"b")), "probe == 'a\"b'");
+/// assert_eq!(filter_string(0, Some("1\"'\\134")), "probe ~ \"??'\\\\134\"");
+/// ```
 pub fn filter_string(min: u64, probe: Option<&str>) -> String {
+    let probe = probe.map(probe_filter);
     match (min, probe) {
         (0, None) => "0".to_string(),
-        (0, Some(p)) => format!("probe == \"{p}\""),
+        (0, Some(p)) => p,
         (m, None) => format!("size >= {m}"),
-        (m, Some(p)) => format!("size >= {m} && probe == \"{p}\""),
+        (m, Some(p)) => format!("size >= {m} && {p}"),
     }
+}
+
+/// Whether [`filter_string`]'s test of probe name `probe` (a text form) selects that probe
+/// name only: false when it is a glob that the caller must follow with an exact comparison.
+pub fn filter_is_exact(probe: &str) -> bool {
+    !(probe.contains('"') && probe.contains('\''))
+}
+
+/// The test of the `probe` field of [`filter_string`].
+fn probe_filter(probe: &str) -> String {
+    if !probe.contains('"') {
+        return format!("probe == \"{probe}\"");
+    }
+    if !probe.contains('\'') {
+        return format!("probe == '{probe}'");
+    }
+    let mut glob = String::with_capacity(2 * probe.len());
+    for (i, c) in probe.chars().enumerate() {
+        match c {
+            '"' => glob.push('?'),
+            '0'..='9' | '!' if i == 0 => glob.push('?'),
+            '\\' | '*' | '?' | '[' => {
+                glob.push('\\');
+                glob.push(c);
+            }
+            c => glob.push(c),
+        }
+    }
+    format!("probe ~ \"{glob}\"")
 }
 
 /// One row of the `dtmalloc-top` catalogue.

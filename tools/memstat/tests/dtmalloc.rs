@@ -6,8 +6,8 @@ use std::process::Command;
 
 use common::{assert_success, run_until_stdout_closed, tmpdir};
 use memstat::trace::{
-    filter_string, format_event, malloc_min_from_env, parse_cpu_stats, parse_line,
-    valid_probe_name, Probe, Record, Top,
+    filter_is_exact, filter_string, format_event, malloc_min_from_env, parse_cpu_stats, parse_line,
+    Probe, Record, Top,
 };
 
 const L1: &str = "          insmod-123     [001] .....   12.345678: malloc: probe=foo_bar size=4096 zindx=12 name='foo bar'";
@@ -182,10 +182,18 @@ fn filters_and_probe_names() {
         "size >= 10 && probe == \"foo_bar\""
     );
     assert_eq!(filter_string(0, Some("x")), "probe == \"x\"");
-    assert!(valid_probe_name("foo_bar"));
-    assert!(!valid_probe_name("a\"b"));
-    assert!(!valid_probe_name("a b"));
-    assert!(!valid_probe_name(""));
+    // Text forms hold any printable ASCII: a quote is quoted with the other one, and with
+    // both a glob stands for each `"` and escapes glob_match()'s characters.
+    assert_eq!(filter_string(0, Some("a\"b")), "probe == 'a\"b'");
+    assert_eq!(filter_string(0, Some("a'b")), "probe == \"a'b\"");
+    assert_eq!(
+        filter_string(5, Some("a\"b'*?[\\033")),
+        "size >= 5 && probe ~ \"a?b'\\*\\?\\[\\\\033\""
+    );
+    assert_eq!(filter_string(0, Some("!\"'")), "probe ~ \"??'\"");
+    assert_eq!(filter_string(0, Some("7\"'")), "probe ~ \"??'\"");
+    assert!(filter_is_exact("a\"b") && filter_is_exact("a'b") && filter_is_exact("x"));
+    assert!(!filter_is_exact("a\"b'"));
     assert_eq!(
         parse_cpu_stats("entries: 0\noverrun: 3\ncommit overrun: 1\ndropped events: 2\n"),
         (3, 2)
@@ -578,53 +586,35 @@ fn list_probes() {
     );
 }
 
-/// A name the kernel's selection cannot express (a ':' or more than 31
-/// bytes) is watched through the instance's filter alone.
+/// Every name is one type's spec, by its exact pattern: `:`, a leading `!` and the glob
+/// characters are written `\NNN`, so that the selection has exactly that type; the spec is
+/// taken out at the end. A type selected already by the same spec is left as it was.
 #[test]
-fn fake_tracefs_type_not_expressible_as_a_spec() {
-    for name in ["a:b", "a_type_name_longer_than_31_bytes_"] {
-        let root = fake_tracefs("dt_noselect");
-        fs::write(root.join("set_dtmalloc_probes"), "").unwrap();
-        let out = dtmalloc(
-            &root,
-            &["--instance", "n", "--type", name, "--min", "0"],
-            None,
-        );
-        assert!(
-            out.status.success(),
-            "{name}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert_eq!(
-            fs::read_to_string(root.join("set_dtmalloc_probes")).unwrap(),
-            ""
-        );
-        let log = fs::read_to_string(root.join("fake-writes.log")).unwrap();
-        assert!(
-            log.contains(&format!("filter probe == \"{name}\"")),
-            "{log}"
-        );
-    }
-}
-
-/// Names that are not one type's spec (`!NAME` would remove one, globs
-/// select other types) are not selected, and a type selected already is
-/// left as it was: the watch ends without taking its spec out.
-#[test]
-fn fake_tracefs_selection_is_left_to_its_owners() {
-    for name in ["!foo", "foo*", "?", "[a-z]x"] {
-        let root = fake_tracefs("dt_glob");
+fn fake_tracefs_selection_by_exact_patterns() {
+    for (name, spec) in [
+        ("a:b", "a\\072b"),
+        ("!foo", "\\041foo"),
+        ("foo*", "foo\\052"),
+        ("?", "\\077"),
+        ("[a-z]x", "\\133a-z]x"),
+    ] {
+        let root = fake_tracefs("dt_exact");
         fs::write(root.join("set_dtmalloc_probes"), "foo:malloc\nfoo:free\n").unwrap();
         let out = dtmalloc(
             &root,
             &["--instance", "g", "--type", name, "--min", "0"],
             None,
         );
-        assert!(out.status.success(), "{name}");
+        assert_success(&out);
         assert_eq!(
             fs::read_to_string(root.join("set_dtmalloc_probes")).unwrap(),
-            "foo:malloc\nfoo:free\n",
+            format!("foo:malloc\nfoo:free\n{spec}\n!{spec}\n"),
             "{name}"
+        );
+        let log = fs::read_to_string(root.join("fake-writes.log")).unwrap();
+        assert!(
+            log.contains(&format!("filter probe == \"{name}\"\n")),
+            "{log}"
         );
     }
     let root = fake_tracefs("dt_owned");
@@ -643,6 +633,114 @@ fn fake_tracefs_selection_is_left_to_its_owners() {
         fs::read_to_string(root.join("set_dtmalloc_probes")).unwrap(),
         "foo_bar:malloc\nfoo_bar:free\n"
     );
+}
+
+/// `-t` takes a name as memstat shows it (a text form) or as its bytes, and selects exactly
+/// that probe: the exact pattern in the selection, a filter on the text form, quoted with the
+/// quote it does not hold, or a glob and an exact check when it holds both.
+#[test]
+fn fake_tracefs_type_of_any_name() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let cases: [(&[u8], &str, &str); 6] = [
+        (
+            b"nl\\012row 0 0 0",
+            "nl_row_0_0_0",
+            "probe == \"nl_row_0_0_0\"",
+        ),
+        (
+            b"nl\nrow 0 0 0",
+            "nl_row_0_0_0",
+            "probe == \"nl_row_0_0_0\"",
+        ),
+        (
+            b"esc\x1b[31mred",
+            "esc\\033\\13331mred",
+            "probe == \"esc\\033[31mred\"",
+        ),
+        (
+            b"\xc3\xa0 la carte",
+            "\\303\\240_la_carte",
+            "probe == \"\\303\\240_la_carte\"",
+        ),
+        (b"a\\n", "a\\134n", "probe == \"a\\134n\""),
+        (b"\"q'", "\"q'", "probe ~ \"?q'\""),
+    ];
+    for (name, spec, filter) in cases {
+        let root = fake_tracefs("dt_any");
+        fs::write(root.join("set_dtmalloc_probes"), "").unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_dtmalloc"))
+            .arg("--tracefs")
+            .arg(&root)
+            .args(["--fake-tracefs", "--instance", "a", "--min", "0", "--type"])
+            .arg(OsStr::from_bytes(name))
+            .output()
+            .unwrap();
+        assert_success(&out);
+        assert_eq!(
+            fs::read_to_string(root.join("set_dtmalloc_probes")).unwrap(),
+            format!("{spec}\n!{spec}\n"),
+            "{name:?}"
+        );
+        let log = fs::read_to_string(root.join("fake-writes.log")).unwrap();
+        assert!(
+            log.contains(&format!("/malloc/filter {filter}\n")),
+            "{name:?}: {log}"
+        );
+    }
+}
+
+/// With a probe name that holds both quotes the filter is a glob: the events of the other
+/// probe names it lets through are dropped, those of the probe name are shown.
+#[test]
+fn fake_tracefs_type_with_both_quotes_is_exact() {
+    let root = fake_tracefs("dt_quotes");
+    fs::write(
+        root.join("trace_pipe"),
+        "a-1 [000] ..... 1.0: malloc: probe=a\"b'c size=8 zindx=0 name='a\"b'c'\n\
+         a-1 [000] ..... 2.0: malloc: probe=aXb'c size=16 zindx=0 name='aXb'c'\n\
+         a-1 [000] ..... 3.0: free: probe=a\"b'c size=8 zindx=0 name='a\"b'c'\n",
+    )
+    .unwrap();
+    let out = dtmalloc(
+        &root,
+        &["--instance", "q", "--type", "a\"b'c", "--min", "0"],
+        None,
+    );
+    assert_success(&out);
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "1.0 a[1]: malloc(9) type a\"b'c 8 bytes\n3.0 a[1]: free(9) type a\"b'c 8 bytes\n"
+    );
+    let log = fs::read_to_string(root.join("fake-writes.log")).unwrap();
+    assert!(log.contains("/malloc/filter probe ~ \"a?b'c\"\n"), "{log}");
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("dtmalloc: 2 events,"), "{err}");
+}
+
+/// A name that no type can have is a usage error.
+#[test]
+fn type_names_of_no_type_are_usage_errors() {
+    let root = fake_tracefs("dt_badtype");
+    for (name, err) in [
+        ("", "dtmalloc: --type '': a type's name is 1 to 31 bytes\n"),
+        (
+            "a_type_name_longer_than_31_bytes",
+            "dtmalloc: --type 'a_type_name_longer_than_31_bytes': a type's name is 1 to 31 bytes\n",
+        ),
+    ] {
+        let out = dtmalloc(&root, &["--type", name], Some("0"));
+        assert_eq!(out.status.code(), Some(2), "{name}");
+        assert_eq!(String::from_utf8_lossy(&out.stderr), err);
+    }
+    assert!(!root.join("fake-writes.log").exists());
+    // 31 bytes as text forms: 124 characters.
+    let out = dtmalloc(
+        &root,
+        &["--instance", "l", "--type", &"\\377".repeat(31)],
+        Some("0"),
+    );
+    assert_success(&out);
 }
 
 /// `-l` copies a list of text forms (a kernel with the text form) as it is, puts an older

@@ -2,8 +2,10 @@
 //! profiles on Linux, reading the `dtmalloc:malloc` and `dtmalloc:free`
 //! tracepoints through a private tracefs instance.
 
+use std::ffi::OsString;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, IsTerminal, Read, Write};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -13,8 +15,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use clap::{Parser, Subcommand};
 use memstat::error::io_text;
+use memstat::pattern::exact_pattern;
 use memstat::probe_name;
-use memstat::text::as_text;
+use memstat::text::{as_text, name_from_text, name_text};
 use memstat::trace::{self, Record, Top};
 
 /// Watch typed kernel allocations and frees (the dwatch dtmalloc module).
@@ -32,9 +35,11 @@ struct Args {
     /// Show only events of at least N bytes (default: $DWATCH_MALLOC_MIN or 65536; top: 0).
     #[arg(long, value_name = "N", global = true)]
     min: Option<u64>,
-    /// Watch one type only, by probe name (white space as `_`), like dwatch dtmalloc-NAME.
+    /// Watch one type only, like dwatch dtmalloc-NAME: its name or probe name as memstat and
+    /// dtmalloc -l show it (`\NNN` for a byte), or its bytes; white space becomes `_`. Exact:
+    /// `*`, `?` and `[` are characters of the name.
     #[arg(short = 't', long = "type", value_name = "NAME", global = true)]
-    type_: Option<String>,
+    type_: Option<OsString>,
     /// tracefs mount point (default: /sys/kernel/tracing, else /sys/kernel/debug/tracing).
     #[arg(long, value_name = "PATH", global = true)]
     tracefs: Option<PathBuf>,
@@ -101,7 +106,7 @@ struct Instance {
     fake: bool,
     verbose: bool,
     enabled: Vec<PathBuf>,
-    /// The probe name this watch added to the kernel's per-type selection.
+    /// The spec (an exact pattern) this watch added to the kernel's per-type selection.
     selected: Option<String>,
     removed: bool,
 }
@@ -200,32 +205,28 @@ impl Instance {
         Ok(())
     }
 
-    /// Adds `probe`'s malloc and free probes to the kernel's per-type selection (tracefs's
-    /// `set_dtmalloc_probes`), so that the events fire for that type only and every other type
-    /// pays nothing for the watch; taken out again when the instance is removed. A kernel
-    /// without the file is left alone: the instance's filter alone then picks the type.
+    /// Adds the malloc and free probes of the probe name `probe` (its bytes) to the kernel's
+    /// per-type selection (tracefs's `set_dtmalloc_probes`), by its exact pattern, so that the
+    /// events fire for that type only and every other type pays nothing for the watch; taken
+    /// out again when the instance is removed. A kernel without the file is left alone: the
+    /// instance's filter alone then picks the type.
     ///
-    /// Not selected either, and left to the filter: a name the selection cannot express as one
-    /// type (a ':', which separates the probe in a spec; a leading '!', which removes a spec;
-    /// the glob characters `*?[`, which would select other types too; more than the 31 bytes
-    /// of a type's name), and a type whose two probes are selected already (by a user or
-    /// another watch: taking the spec out at the end would end their selection too).
-    fn select(&mut self, probe: &str) -> Result<(), Failure> {
+    /// A type whose two probes are selected already by the same spec (by a user or another
+    /// watch) is left as it is: taking the spec out at the end would end their selection too.
+    fn select(&mut self, probe: &[u8]) -> Result<(), Failure> {
         let p = self.root.join(SELECTION_FILE);
-        if !p.exists()
-            || probe.len() > SPEC_NAME_MAX
-            || probe.starts_with('!')
-            || probe.contains([':', '*', '?', '['])
-        {
+        if !p.exists() {
             return Ok(());
         }
-        let current = read_small(&p).unwrap_or_default();
-        let has = |spec: String| current.lines().any(|l| l == spec);
-        if has(format!("{probe}:malloc")) && has(format!("{probe}:free")) {
+        let spec = exact_pattern(probe);
+        let current =
+            read_small(&p).map_err(|e| fail(format!("{}: {}", p.display(), io_text(&e))))?;
+        let has = |s: String| current.split(|&b| b == b'\n').any(|l| l == s.as_bytes());
+        if has(format!("{spec}:malloc")) && has(format!("{spec}:free")) {
             return Ok(());
         }
-        self.append_selection(probe)?;
-        self.selected = Some(probe.to_string());
+        self.append_selection(&spec)?;
+        self.selected = Some(spec);
         Ok(())
     }
 
@@ -265,7 +266,7 @@ impl Instance {
         if let Ok(rd) = fs::read_dir(self.dir.join("per_cpu")) {
             for ent in rd.flatten() {
                 if let Ok(t) = read_small(&ent.path().join("stats")) {
-                    let (o, d) = trace::parse_cpu_stats(&t);
+                    let (o, d) = trace::parse_cpu_stats(&String::from_utf8_lossy(&t));
                     tot.0 = u64::saturating_add(tot.0, o);
                     tot.1 = u64::saturating_add(tot.1, d);
                 }
@@ -280,7 +281,7 @@ impl Instance {
         }
         self.disable();
         let deselected = match self.selected.take() {
-            Some(probe) => self.append_selection(&format!("!{probe}")),
+            Some(spec) => self.append_selection(&format!("!{spec}")),
             None => Ok(()),
         };
         self.removed = true;
@@ -312,8 +313,8 @@ impl Drop for Instance {
 
 /// The kernel's per-type probe selection, in the root of tracefs.
 const SELECTION_FILE: &str = "set_dtmalloc_probes";
-/// The longest name a spec of the selection takes: a type's name, 31 bytes.
-const SPEC_NAME_MAX: usize = 31;
+/// The longest probe name: a type's name, 31 bytes.
+const PROBE_NAME_MAX: usize = memstat::stream::MAX_NAME - 1;
 /// The kernel's list of dtmalloc probes, in the root of tracefs.
 const PROBES_FILE: &str = "dtmalloc_probes";
 
@@ -358,11 +359,28 @@ fn list_probes(root: &Path) -> Result<(), Failure> {
     }
 }
 
-/// A small text file, at most 64 KiB of it.
-fn read_small(p: &Path) -> io::Result<String> {
-    let mut s = String::new();
-    File::open(p)?.take(64 * 1024).read_to_string(&mut s)?;
+/// A small file, at most 64 KiB of it.
+fn read_small(p: &Path) -> io::Result<Vec<u8>> {
+    let mut s = Vec::new();
+    File::open(p)?.take(64 * 1024).read_to_end(&mut s)?;
     Ok(s)
+}
+
+/// The probe name of `--type NAME`'s argument: NAME is decoded when it is a text form (what
+/// memstat and `dtmalloc -l` show) and taken as its bytes otherwise, then its white space
+/// becomes `_`. A name is 1 to 31 bytes.
+fn probe_of_arg(arg: &[u8]) -> Result<Vec<u8>, String> {
+    let name = std::str::from_utf8(arg)
+        .ok()
+        .and_then(name_from_text)
+        .unwrap_or_else(|| arg.to_vec());
+    if name.is_empty() || name.len() > PROBE_NAME_MAX {
+        return Err(format!(
+            "--type '{}': a type's name is 1 to {PROBE_NAME_MAX} bytes",
+            as_text(arg)
+        ));
+    }
+    Ok(probe_name(&name))
 }
 
 /// `now + d`, or `None` (never) when that is past what `Instant` holds.
@@ -478,13 +496,12 @@ fn run(args: &Args) -> Result<(), Failure> {
             trace::malloc_min_from_env(env.as_deref()).map_err(usage)?
         }
     };
+    // The probe name's bytes, and its text form (what the events' probe field holds).
     let probe = match &args.type_ {
         Some(t) => {
-            let p = String::from_utf8_lossy(&probe_name(t.as_bytes())).into_owned();
-            if !trace::valid_probe_name(&p) {
-                return Err(usage(format!("--type: bad probe name {t:?}")));
-            }
-            Some(p)
+            let p = probe_of_arg(t.as_bytes()).map_err(usage)?;
+            let text = name_text(&p);
+            Some((p, text))
         }
         None => None,
     };
@@ -522,10 +539,11 @@ fn run(args: &Args) -> Result<(), Failure> {
     let mut inst = Instance::create(&root, &name, args.fake_tracefs, args.verbose)?;
     // The instance's filter keeps the watch to its type whatever other consumers select; the
     // per-type selection keeps every other type from paying for it.
-    if let Some(p) = &probe {
+    if let Some((p, _)) = &probe {
         inst.select(p)?;
     }
-    inst.enable(&trace::filter_string(min, probe.as_deref()))?;
+    let probe_text = probe.as_ref().map(|(_, t)| t.as_str());
+    inst.enable(&trace::filter_string(min, probe_text))?;
     let mut pipe = inst.open_pipe()?;
 
     let stdout = io::stdout();
@@ -579,6 +597,9 @@ fn run(args: &Args) -> Result<(), Failure> {
                 continue;
             }
             match trace::parse_line(line) {
+                // The filter can let another probe name through (trace::filter_is_exact), as can
+                // another tracefs consumer's selection: only this one's events count.
+                Ok(Record::Event(e)) if probe_text.is_some_and(|t| e.type_probe != t) => {}
                 Ok(rec) => {
                     w.top.add(&rec);
                     if let Mode::Top { once: true, .. } = mode {
