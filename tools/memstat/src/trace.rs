@@ -20,7 +20,9 @@
 //! [`Event`] is printable ASCII and nothing is escaped twice.
 
 use std::collections::HashMap;
+use std::ffi::OsStr;
 use std::fmt;
+use std::os::unix::ffi::OsStrExt;
 
 use crate::text::as_text;
 
@@ -275,14 +277,30 @@ pub fn format_event(e: &Event) -> String {
 pub const DEFAULT_MALLOC_MIN: u64 = 65536;
 
 /// Validate `DWATCH_MALLOC_MIN` as dwatch does: unset or empty → 65536;
-/// anything but digits → error.
-pub fn malloc_min_from_env(v: Option<&str>) -> Result<u64, String> {
-    match v {
-        None | Some("") => Ok(DEFAULT_MALLOC_MIN),
-        Some(s) if all_digits(s.as_bytes()) => s
-            .parse()
-            .map_err(|_| "DWATCH_MALLOC_MIN must be a number".to_string()),
+/// anything but digits (a value that is not UTF-8 included) → error.
+pub fn malloc_min_from_env(v: Option<&OsStr>) -> Result<u64, String> {
+    match v.map(OsStr::as_bytes) {
+        None | Some(b"") => Ok(DEFAULT_MALLOC_MIN),
+        Some(s) if all_digits(s) => {
+            number(s).ok_or_else(|| "DWATCH_MALLOC_MIN must be a number".to_string())
+        }
         Some(_) => Err("DWATCH_MALLOC_MIN must be a number".to_string()),
+    }
+}
+
+/// The width of `dtmalloc top`'s header when `COLUMNS` does not give one.
+pub const DEFAULT_COLUMNS: usize = 80;
+
+/// The terminal width `COLUMNS` gives: unset or empty → [`DEFAULT_COLUMNS`]; digits from 1 to
+/// 65535 (what a terminal's `ws_col` holds) → that width; anything else (a value that is not
+/// UTF-8 included) → an error saying so.
+pub fn columns_from_env(v: Option<&OsStr>) -> Result<usize, String> {
+    match v.map(OsStr::as_bytes) {
+        None | Some(b"") => Ok(DEFAULT_COLUMNS),
+        Some(s) => number::<u16>(s)
+            .filter(|&c| c > 0 && all_digits(s))
+            .map(usize::from)
+            .ok_or_else(|| format!("COLUMNS={} is not a width from 1 to 65535", as_text(s))),
     }
 }
 

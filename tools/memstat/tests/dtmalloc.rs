@@ -1,13 +1,15 @@
 mod common;
 
+use std::ffi::OsStr;
 use std::fs;
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::process::Command;
 
 use common::{assert_success, run_until_stdout_closed, tmpdir};
 use memstat::trace::{
-    filter_is_exact, filter_string, format_event, malloc_min_from_env, parse_cpu_stats, parse_line,
-    Probe, Record, Top,
+    columns_from_env, filter_is_exact, filter_string, format_event, malloc_min_from_env,
+    parse_cpu_stats, parse_line, Probe, Record, Top,
 };
 
 const L1: &str = "          insmod-123     [001] .....   12.345678: malloc: probe=foo_bar size=4096 zindx=12 name='foo bar'";
@@ -152,25 +154,52 @@ fn top_aggregates_and_sorts() {
 
 #[test]
 fn dwatch_malloc_min() {
+    let env = |v: &[u8]| malloc_min_from_env(Some(OsStr::from_bytes(v)));
     assert_eq!(malloc_min_from_env(None), Ok(65536));
-    assert_eq!(malloc_min_from_env(Some("")), Ok(65536));
-    assert_eq!(malloc_min_from_env(Some("0")), Ok(0));
-    assert_eq!(malloc_min_from_env(Some("4096")), Ok(4096));
+    assert_eq!(env(b""), Ok(65536));
+    assert_eq!(env(b"0"), Ok(0));
+    assert_eq!(env(b"4096"), Ok(4096));
     for bad in [
-        "abc",
-        "-1",
-        "+5",
-        " 5",
-        "5k",
-        "1.5",
-        "99999999999999999999999",
+        &b"abc"[..],
+        b"-1",
+        b"+5",
+        b" 5",
+        b"5k",
+        b"1.5",
+        b"99999999999999999999999",
+        b"\xff",
+        b"1\xff",
     ] {
         assert_eq!(
-            malloc_min_from_env(Some(bad)),
+            env(bad),
             Err("DWATCH_MALLOC_MIN must be a number".into()),
-            "{bad}"
+            "{bad:?}"
         );
     }
+}
+
+#[test]
+fn columns() {
+    let env = |v: &[u8]| columns_from_env(Some(OsStr::from_bytes(v)));
+    assert_eq!(columns_from_env(None), Ok(80));
+    assert_eq!(env(b""), Ok(80));
+    assert_eq!(env(b"132"), Ok(132));
+    assert_eq!(env(b"65535"), Ok(65535));
+    for bad in [
+        &b"0"[..],
+        b"65536",
+        b"99999999999",
+        b"+80",
+        b"80 ",
+        b"wide",
+        b"\xff",
+    ] {
+        assert!(env(bad).is_err(), "{bad:?}");
+    }
+    assert_eq!(
+        env(b"\x1b[2J"),
+        Err("COLUMNS=\\033[2J is not a width from 1 to 65535".into())
+    );
 }
 
 #[test]
@@ -223,14 +252,27 @@ fn fake_tracefs(name: &str) -> std::path::PathBuf {
 }
 
 fn dtmalloc(root: &Path, args: &[&str], env_min: Option<&str>) -> std::process::Output {
+    dtmalloc_env(root, args, env_min.map(str::as_bytes), None)
+}
+
+/// [`dtmalloc`] with `DWATCH_MALLOC_MIN` and `COLUMNS` as bytes, unset when `None`.
+fn dtmalloc_env(
+    root: &Path,
+    args: &[&str],
+    env_min: Option<&[u8]>,
+    columns: Option<&[u8]>,
+) -> std::process::Output {
     let mut c = Command::new(env!("CARGO_BIN_EXE_dtmalloc"));
     c.arg("--tracefs")
         .arg(root)
         .arg("--fake-tracefs")
         .args(args);
-    c.env_remove("DWATCH_MALLOC_MIN");
+    c.env_remove("DWATCH_MALLOC_MIN").env_remove("COLUMNS");
     if let Some(m) = env_min {
-        c.env("DWATCH_MALLOC_MIN", m);
+        c.env("DWATCH_MALLOC_MIN", OsStr::from_bytes(m));
+    }
+    if let Some(m) = columns {
+        c.env("COLUMNS", OsStr::from_bytes(m));
     }
     c.output().expect("run dtmalloc")
 }
@@ -302,14 +344,44 @@ fn fake_tracefs_type_and_min_filter_and_default_instance() {
 
 #[test]
 fn bad_dwatch_malloc_min_exits_2() {
-    let root = fake_tracefs("dt_badmin");
-    let out = dtmalloc(&root, &[], Some("lots"));
-    assert_eq!(out.status.code(), Some(2));
-    assert_eq!(
-        String::from_utf8_lossy(&out.stderr),
-        "dtmalloc: DWATCH_MALLOC_MIN must be a number\n"
-    );
-    assert!(!root.join("fake-writes.log").exists());
+    // A value that is not UTF-8 is no number either.
+    for bad in [&b"lots"[..], b"\xff", b"12\xff"] {
+        let root = fake_tracefs("dt_badmin");
+        let out = dtmalloc_env(&root, &[], Some(bad), None);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            "dtmalloc: DWATCH_MALLOC_MIN must be a number\n"
+        );
+        assert!(!root.join("fake-writes.log").exists());
+    }
+}
+
+/// `top`'s header is `COLUMNS` wide; a `COLUMNS` that is no width is said on stderr, and the
+/// default width used.
+#[test]
+fn top_header_width_from_columns() {
+    let header = |columns: Option<&[u8]>| {
+        let root = fake_tracefs("dt_columns");
+        let out = dtmalloc_env(&root, &["top", "--once"], None, columns);
+        assert_success(&out);
+        let text = String::from_utf8(out.stdout).unwrap();
+        let width = text.lines().nth(1).unwrap().len();
+        (width, String::from_utf8(out.stderr).unwrap())
+    };
+    let (w, err) = header(None);
+    assert_eq!(w, 80);
+    assert!(!err.contains("COLUMNS"), "{err}");
+    assert_eq!(header(Some(b"100")).0, 100);
+    for bad in [&b"\xff"[..], b"99999999999", b"0"] {
+        let (w, err) = header(Some(bad));
+        assert_eq!(w, 80, "{bad:?}");
+        assert!(
+            err.starts_with("dtmalloc: COLUMNS=")
+                && err.contains(" is not a width from 1 to 65535; using 80\n"),
+            "{err}"
+        );
+    }
 }
 
 #[test]

@@ -443,6 +443,8 @@ struct Watch {
     unparsed: u64,
     printed: u64,
     refreshes: u64,
+    /// The width of top's header.
+    columns: usize,
 }
 
 enum Mode {
@@ -451,10 +453,7 @@ enum Mode {
 }
 
 fn render_top(w: &Watch, out: &mut impl Write, clear: bool) -> io::Result<()> {
-    let cols: usize = std::env::var("COLUMNS")
-        .ok()
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(80);
+    let cols = w.columns;
     let mut s = String::new();
     if clear {
         s.push_str("\x1b[H\x1b[J");
@@ -492,7 +491,7 @@ fn run(args: &Args) -> Result<(), Failure> {
         // dwatch applies DWATCH_MALLOC_MIN to every profile but dtmalloc-top.
         (None, Mode::Top { .. }) => 0,
         (None, Mode::Events) => {
-            let env = std::env::var("DWATCH_MALLOC_MIN").ok();
+            let env = std::env::var_os("DWATCH_MALLOC_MIN");
             trace::malloc_min_from_env(env.as_deref()).map_err(usage)?
         }
     };
@@ -554,8 +553,14 @@ fn run(args: &Args) -> Result<(), Failure> {
         unparsed: 0,
         printed: 0,
         refreshes: 0,
+        columns: trace::DEFAULT_COLUMNS,
     };
     if let Mode::Top { .. } = mode {
+        // A header of the wrong width is no reason to stop a watch: said, and the default used.
+        match trace::columns_from_env(std::env::var_os("COLUMNS").as_deref()) {
+            Ok(c) => w.columns = c,
+            Err(e) => eprintln!("dtmalloc: {e}; using {}", trace::DEFAULT_COLUMNS),
+        }
         if let Err(e) = writeln!(out, "Cataloging malloc(9) activity ...").and_then(|_| out.flush())
         {
             return stdout_error(&e);
