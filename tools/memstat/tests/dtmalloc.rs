@@ -843,3 +843,47 @@ fn list_probes_bytes_and_limit() {
         "{err}"
     );
 }
+
+/// A last line without its newline (the input ended in the middle of it) is counted as
+/// unparsed, said so in the summary and shown by `-v`; a watch stopped by its count leaves
+/// the lines after it uncounted.
+#[test]
+fn partial_last_line_is_counted() {
+    let root = fake_tracefs("dt_partial");
+    fs::write(
+        root.join("trace_pipe"),
+        "a-1 [000] ..... 1.0: malloc: probe=x size=8 zindx=0 name='x'\n\
+         a-1 [000] ..... 2.0: malloc: probe=x size=16 zindx=0 name='x'\n\
+         a-1 [000] ..... 3.0: malloc: probe=x size=32 zindx=0 name=\x1b",
+    )
+    .unwrap();
+    let out = dtmalloc(&root, &["--instance", "p", "-v"], Some("0"));
+    assert_success(&out);
+    assert_eq!(out.stdout.iter().filter(|&&b| b == b'\n').count(), 2);
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains(
+            "dtmalloc: partial last line: a-1 [000] ..... 3.0: malloc: probe=x size=32 zindx=0 name=\\033\n"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.ends_with(
+            "dtmalloc: 2 events, 5 lost (LOST EVENTS markers 0, overrun 3, dropped 2), 1 unparsed lines (the last one partial: no newline at its end)\n"
+        ),
+        "{err}"
+    );
+    // Stopped by its count after the first event: nothing is partial.
+    let root = fake_tracefs("dt_partial_count");
+    fs::write(
+        root.join("trace_pipe"),
+        "a-1 [000] ..... 1.0: malloc: probe=x size=8 zindx=0 name='x'\n\
+         a-1 [000] ..... 2.0: malloc: probe=x size=16 zindx=0 name='x'\n\
+         a-1 [000] ..... 3.0: malloc: probe=x",
+    )
+    .unwrap();
+    let out = dtmalloc(&root, &["--instance", "c", "-c", "1"], Some("0"));
+    assert_success(&out);
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.ends_with(", 0 unparsed lines\n"), "{err}");
+}

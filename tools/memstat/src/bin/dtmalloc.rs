@@ -575,6 +575,9 @@ fn run(args: &Args) -> Result<(), Failure> {
     let mut buf = Vec::new();
     let mut chunk = vec![0u8; 64 * 1024];
     let mut eof = false;
+    // Whether the watch stopped before the end of what it had read (a count reached, stdout
+    // closed): the rest of the buffer is lines not wanted, not a partial one.
+    let mut cut = false;
     let mut result = Ok(());
     'watch: loop {
         if stop.load(Ordering::Relaxed) || deadline.is_some_and(|d| Instant::now() >= d) {
@@ -609,22 +612,25 @@ fn run(args: &Args) -> Result<(), Failure> {
                     w.top.add(&rec);
                     if let Mode::Top { once: true, .. } = mode {
                         if args.count.is_some_and(|c| w.top.events() >= c) {
+                            cut = true;
                             break 'watch;
                         }
                     }
                     if let (Mode::Events, Record::Event(e)) = (&mode, &rec) {
                         if let Err(e) = writeln!(out, "{}", trace::format_event(e)) {
                             result = stdout_error(&e);
+                            cut = true;
                             break 'watch;
                         }
                         w.printed += 1;
                         if args.count.is_some_and(|c| w.printed >= c) {
+                            cut = true;
                             break 'watch;
                         }
                     }
                 }
                 Err(e) => {
-                    w.unparsed += 1;
+                    w.unparsed = w.unparsed.saturating_add(1);
                     if args.verbose {
                         eprintln!("dtmalloc: {e}: {}", as_text(line));
                     }
@@ -652,6 +658,15 @@ fn run(args: &Args) -> Result<(), Failure> {
             std::thread::sleep(Duration::from_millis(50));
         }
     }
+    // A line without its newline when the input ended or the watch stopped: not parsed (the
+    // rest of it may never have come), counted as unparsed.
+    let partial = !cut && !buf.trim_ascii().is_empty();
+    if partial {
+        w.unparsed = w.unparsed.saturating_add(1);
+        if args.verbose {
+            eprintln!("dtmalloc: partial last line: {}", as_text(&buf));
+        }
+    }
     if let (Mode::Top { once: true, .. }, Ok(())) = (&mode, &result) {
         if let Err(e) = render_top(&w, &mut out, false) {
             result = stdout_error(&e);
@@ -665,13 +680,18 @@ fn run(args: &Args) -> Result<(), Failure> {
     let (overrun, dropped) = inst.dropped();
     let removed = inst.remove();
     eprintln!(
-        "dtmalloc: {} events, {} lost (LOST EVENTS markers {}, overrun {}, dropped {}), {} unparsed lines",
+        "dtmalloc: {} events, {} lost (LOST EVENTS markers {}, overrun {}, dropped {}), {} unparsed lines{}",
         w.top.events(),
         w.top.lost().saturating_add(overrun).saturating_add(dropped),
         w.top.lost(),
         overrun,
         dropped,
-        w.unparsed
+        w.unparsed,
+        if partial {
+            " (the last one partial: no newline at its end)"
+        } else {
+            ""
+        }
     );
     result.and(removed)
 }
