@@ -24,6 +24,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::pattern::Pattern;
+use crate::text::name_text;
 use crate::types::{Allocator, MemoryType, MemoryTypeList};
 use crate::zones::ZoneSizes;
 
@@ -92,7 +93,7 @@ fn selected<'a>(list: &'a MemoryTypeList, alloc: Allocator, o: &Options) -> Vec<
         .filter(|t| t.allocator() == alloc)
         .filter(|t| alloc != Allocator::Malloc || o.all || t.numallocs() != 0 || t.count() != 0)
         .filter(|t| match &o.name {
-            Some(p) => p.matches(t.name_bytes()) || p.matches(&t.probe_name_bytes()),
+            Some(p) => t.all_names().any(|n| p.matches(n)) || p.matches(&t.probe_name_bytes()),
             None => true,
         })
         .collect();
@@ -169,16 +170,32 @@ pub fn malloc_text(list: &MemoryTypeList, zones: &ZoneSizes, o: &Options) -> Str
     s
 }
 
-/// The `vmstat -z` table of slab caches.
+/// The text forms of the names of the caches merged into slab cache `t`, its own first, when
+/// there are two or more.
+fn merged_texts(t: &MemoryType) -> Vec<String> {
+    match t.slab_details() {
+        Some(d) if d.merged.len() > 1 => d.merged.iter().map(|n| name_text(n)).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The `vmstat -z` table of slab caches. A cache that others are merged into is named by its
+/// own name (what `/proc/slabinfo` shows) and `+N`, N the number of the others; with
+/// [`Options::long`], a last column lists all the names merged into it.
 pub fn zone_text(list: &MemoryTypeList, o: &Options) -> String {
     let mut s = String::new();
-    let _ = writeln!(
+    let _ = write!(
         s,
-        "{:<20} {:>6} {:>6} {:>8} {:>8} {:>8} {:>8} {:>4} {:>4}\n",
+        "{:<20} {:>6} {:>6} {:>8} {:>8} {:>8} {:>8} {:>4} {:>4}",
         "ITEM", "SIZE", "LIMIT", "USED", "FREE", "REQ", "FAIL", "SLEEP", "XDOMAIN"
     );
+    let _ = writeln!(s, "{}\n", if o.long { "  MERGED" } else { "" });
     for t in selected(list, Allocator::Slab, o) {
-        let name = format!("{}:", t.name());
+        let merged = merged_texts(t);
+        let name = match merged.len() {
+            0 => format!("{}:", t.name()),
+            n => format!("{}+{}:", t.name(), n - 1),
+        };
         let h = |v: u64, w: usize| {
             if o.humanize {
                 humanize(v, 1000, w)
@@ -186,7 +203,7 @@ pub fn zone_text(list: &MemoryTypeList, o: &Options) -> String {
                 v.to_string()
             }
         };
-        let _ = writeln!(
+        let _ = write!(
             s,
             "{:<20} {:>6}, {:>6},{:>8},{:>8},{:>8},{:>4},{:>4},{:>4}",
             name,
@@ -199,6 +216,15 @@ pub fn zone_text(list: &MemoryTypeList, o: &Options) -> String {
             t.sleeps(),
             t.xdomain()
         );
+        if o.long {
+            let merged = if merged.is_empty() {
+                "-".to_string()
+            } else {
+                merged.join(",")
+            };
+            let _ = write!(s, "  {merged}");
+        }
+        s.push('\n');
     }
     s
 }
@@ -253,6 +279,10 @@ pub struct ZoneRow {
     pub sleep: u64,
     /// Cross-domain frees (0).
     pub xdomain: u64,
+    /// The names of the caches merged into this one, its own (`name`) first (ours; only for a
+    /// cache with others merged into it).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub merged: Vec<String>,
 }
 
 /// `{"memory": [...]}`.
@@ -318,6 +348,7 @@ pub fn zone_rows(list: &MemoryTypeList, o: &Options) -> ZoneStatistics {
                 fail: t.failures(),
                 sleep: t.sleeps(),
                 xdomain: t.xdomain(),
+                merged: merged_texts(t),
             })
             .collect(),
     }

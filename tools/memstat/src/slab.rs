@@ -4,7 +4,8 @@
 
 use std::fs;
 use std::io::{self, Read};
-use std::os::unix::ffi::OsStrExt;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::fs::DirEntryExt;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
@@ -53,6 +54,11 @@ pub struct SlabCache {
     pub order: u64,
     /// `aliases` (0 from slabinfo).
     pub aliases: u64,
+    /// The names of the caches merged into this one, as bytes: the symbolic links of the SLUB
+    /// sysfs directory that point to it, in the order the kernel made them, so that the first
+    /// is the cache's own name, the one `/proc/slabinfo` and slabtop show ([`merged_names`]).
+    /// Empty for a cache that is not merged (its directory is its name) and from slabinfo.
+    pub merged: Vec<Vec<u8>>,
     /// `alloc_fastpath + alloc_slowpath` when `CONFIG_SLUB_STATS` is on, else 0.
     pub allocs: u64,
     /// `free_fastpath + free_slowpath` when `CONFIG_SLUB_STATS` is on, else 0.
@@ -140,18 +146,22 @@ fn read_sys_cache_files(dir: &Path, name: &[u8]) -> Result<SlabCache> {
         objs_per_slab: opt("objs_per_slab")?,
         order: opt("order")?,
         aliases: opt("aliases")?,
+        merged: Vec::new(),
         allocs: opt("alloc_fastpath")?.saturating_add(opt("alloc_slowpath")?),
         frees: opt("free_fastpath")?.saturating_add(opt("free_slowpath")?),
     })
 }
 
-/// Read every cache under a SLUB sysfs directory. Symbolic links are
-/// aliases of merged caches and are skipped, so each cache appears once;
-/// so are caches destroyed between the listing and the reading of their
-/// files. Sorted by name.
+/// Read every cache under a SLUB sysfs directory, sorted by the name of its directory. Each
+/// cache appears once: the symbolic links are the names of the caches merged into one (whose
+/// directory is a unique id such as `:0000136`), and give its [`SlabCache::merged`] names.
+/// Caches destroyed between the listing and the reading of their files are skipped, as are
+/// links that vanish or point to no cache.
 pub fn read_sys_dir(dir: &Path) -> Result<Vec<SlabCache>> {
     let rd = fs::read_dir(dir).map_err(|e| Error::from_io(dir, e))?;
     let mut out = Vec::new();
+    // (the directory a link points to, the link's inode number, its name)
+    let mut links: Vec<(Vec<u8>, u64, Vec<u8>)> = Vec::new();
     for ent in rd {
         let ent = ent.map_err(|e| Error::from_io(dir, e))?;
         let ft = match ent.file_type() {
@@ -159,6 +169,22 @@ pub fn read_sys_dir(dir: &Path) -> Result<Vec<SlabCache>> {
             Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
             Err(e) => return Err(Error::from_io(ent.path(), e)),
         };
+        if ft.is_symlink() {
+            let target = match fs::read_link(ent.path()) {
+                Ok(t) => t,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(Error::from_io(ent.path(), e)),
+            };
+            // The directory's name, as tools/mm/slabinfo reads it: the target's last component.
+            if let Some(to) = target.file_name() {
+                links.push((
+                    to.as_bytes().to_vec(),
+                    ent.ino(),
+                    ent.file_name().into_vec(),
+                ));
+            }
+            continue;
+        }
         if !ft.is_dir() {
             continue;
         }
@@ -167,6 +193,15 @@ pub fn read_sys_dir(dir: &Path) -> Result<Vec<SlabCache>> {
         }
     }
     out.sort_by(|a, b| a.name.cmp(&b.name));
+    // A cache's links in the order sysfs made them: kernfs numbers its nodes in the order it
+    // creates them, and SLUB links a mergeable cache's own name right after its directory,
+    // the names of the caches merged into it later.
+    links.sort();
+    for (to, _, name) in links {
+        if let Ok(i) = out.binary_search_by(|c| c.name.as_slice().cmp(&to)) {
+            out[i].merged.push(name);
+        }
+    }
     Ok(out)
 }
 
@@ -234,6 +269,7 @@ pub fn parse_slabinfo(text: impl AsRef<[u8]>) -> Result<Vec<SlabCache>> {
             },
             slabs,
             aliases: 0,
+            merged: Vec::new(),
             allocs: 0,
             frees: 0,
         });

@@ -237,6 +237,13 @@ pub struct SlabDetails {
     pub order: u64,
     /// Number of caches merged into this one (`aliases`).
     pub aliases: u64,
+    /// The cache's name in its source, as bytes: its SLUB sysfs directory (a unique id such as
+    /// `:0000136` for a cache others can merge into) or its slabinfo name. What tells two
+    /// caches apart from one update to the next.
+    pub cache: Vec<u8>,
+    /// The names of the caches merged into this one, as bytes, the one shown as the entry's
+    /// name first ([`SlabCache::merged`]); empty when nothing is merged into it.
+    pub merged: Vec<Vec<u8>>,
 }
 
 /// One memory type: a malloc type or a slab cache.
@@ -503,6 +510,29 @@ impl MemoryType {
     pub fn slab_details(&self) -> Option<&SlabDetails> {
         self.slab.as_ref()
     }
+    /// A slab cache's name in its source ([`SlabDetails::cache`]); the name otherwise.
+    fn slab_cache(&self) -> &[u8] {
+        self.slab.as_ref().map_or(&self.name, |s| &s.cache)
+    }
+    /// Whether one of the entry's names is `name` in text form: its name, and for a slab cache
+    /// each name merged into it and its directory's.
+    fn is_named(&self, name: &str) -> bool {
+        self.name_text == name
+            || self.slab.as_ref().is_some_and(|s| {
+                std::iter::once(&s.cache)
+                    .chain(&s.merged)
+                    .any(|n| name_text(n) == name)
+            })
+    }
+    /// The names of the entry as bytes: its name, and for a slab cache each name merged into it
+    /// and its directory's.
+    pub fn all_names(&self) -> impl Iterator<Item = &[u8]> {
+        let slab = self
+            .slab
+            .iter()
+            .flat_map(|s| std::iter::once(&s.cache).chain(&s.merged));
+        std::iter::once(self.name.as_slice()).chain(slab.map(Vec::as_slice))
+    }
 
     /// `_memstat_mt_reset_stats`: zero every library-owned field but the name
     /// and the owner (which the loads set) and resize the per-CPU array to
@@ -629,12 +659,14 @@ impl MemoryType {
         self.count = self.numallocs.saturating_sub(self.numfrees);
     }
 
-    /// Fill from a slab cache.
+    /// Fill from a slab cache: named by its own name, the first of the names merged into it
+    /// (what `/proc/slabinfo` shows), or else by its directory.
     fn load_slab(&mut self, c: &SlabCache) {
         self.reset_stats(0);
-        if self.name != c.name {
-            self.name.clone_from(&c.name);
-            self.name_text = name_text(&c.name);
+        let name = c.merged.first().unwrap_or(&c.name);
+        if self.name != *name {
+            self.name.clone_from(name);
+            self.name_text = name_text(name);
         }
         self.owner.clear();
         self.owner_text.clear();
@@ -653,6 +685,8 @@ impl MemoryType {
             objs_per_slab: c.objs_per_slab,
             order: c.order,
             aliases: c.aliases,
+            cache: c.name.clone(),
+            merged: c.merged.clone(),
         });
     }
 
@@ -743,17 +777,18 @@ impl MemoryTypeList {
         self.types.clear();
     }
     /// `memstat_mtl_find`: the first entry of `allocator` whose name is `name`, in text form
-    /// (what [`MemoryType::name`] returns).
+    /// (what [`MemoryType::name`] returns); a merged slab cache is found by any of the names
+    /// merged into it, and by its sysfs directory's (`:0000136`).
     pub fn find(&self, allocator: AllocatorFilter, name: &str) -> Option<&MemoryType> {
         self.types
             .iter()
-            .find(|t| allocator.matches(t.allocator()) && t.name_text == name)
+            .find(|t| allocator.matches(t.allocator()) && t.is_named(name))
     }
     /// Mutable [`MemoryTypeList::find`].
     pub fn find_mut(&mut self, allocator: AllocatorFilter, name: &str) -> Option<&mut MemoryType> {
         self.types
             .iter_mut()
-            .find(|t| allocator.matches(t.allocator()) && t.name_text == name)
+            .find(|t| allocator.matches(t.allocator()) && t.is_named(name))
     }
     /// The first entry of `allocator` whose name's bytes are `name`.
     pub fn find_bytes(&self, allocator: AllocatorFilter, name: &[u8]) -> Option<&MemoryType> {
@@ -1001,14 +1036,15 @@ impl MemoryTypeList {
         }
     }
 
-    /// Update the slab caches from already-read caches.
+    /// Update the slab caches from already-read caches: an entry is the same cache as one
+    /// read when their directories (or slabinfo names) are the same.
     pub fn update_slab_caches(&mut self, caches: &[SlabCache]) {
         self.merge(
             Allocator::Slab,
             caches,
-            |t| key_of(0, &t.name),
+            |t| key_of(0, t.slab_cache()),
             |c| key_of(0, &c.name),
-            |t, c| t.name == c.name,
+            |t, c| t.slab_cache() == c.name,
             |t, c| {
                 t.load_slab(c);
                 t.allocator = Some(Allocator::Slab);
