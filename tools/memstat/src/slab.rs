@@ -8,7 +8,8 @@ use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::DirEntryExt;
 use std::path::{Path, PathBuf};
 
-use crate::error::{Error, Result};
+use crate::error::{path_text, Error, Result};
+use crate::text::as_text;
 
 /// Default SLUB sysfs directory.
 pub const DEFAULT_SLAB_DIR: &str = "/sys/kernel/slab";
@@ -56,7 +57,7 @@ pub struct SlabCache {
     pub aliases: u64,
     /// The names of the caches merged into this one, as bytes: the symbolic links of the SLUB
     /// sysfs directory that point to it, in the order the kernel made them, so that the first
-    /// is the cache's own name, the one `/proc/slabinfo` and slabtop show ([`merged_names`]).
+    /// is the cache's own name, the one `/proc/slabinfo` and slabtop show.
     /// Empty for a cache that is not merged (its directory is its name) and from slabinfo.
     pub merged: Vec<Vec<u8>>,
     /// `alloc_fastpath + alloc_slowpath` when `CONFIG_SLUB_STATS` is on, else 0.
@@ -91,7 +92,7 @@ fn read_capped(p: &Path, cap: u64) -> io::Result<std::result::Result<Vec<u8>, Er
     if buf.len() as u64 > cap {
         return Ok(Err(Error::data(format!(
             "{}: larger than {cap} bytes",
-            p.display()
+            path_text(p)
         ))));
     }
     Ok(Ok(buf))
@@ -108,9 +109,9 @@ fn read_value(dir: &Path, file: &str) -> Result<Option<u64>> {
                 .map(Some)
                 .ok_or_else(|| {
                     Error::data(format!(
-                        "{}: not a number: {:?}",
-                        p.display(),
-                        String::from_utf8_lossy(t.trim_ascii())
+                        "{}: not a number: '{}'",
+                        path_text(&p),
+                        as_text(t.trim_ascii())
                     ))
                 })
         }
@@ -132,7 +133,7 @@ pub fn read_sys_cache(dir: &Path, name: &[u8]) -> Result<Option<SlabCache>> {
 
 fn read_sys_cache_files(dir: &Path, name: &[u8]) -> Result<SlabCache> {
     let need = |f: &str| -> Result<u64> {
-        read_value(dir, f)?.ok_or_else(|| Error::data(format!("{}: missing {f}", dir.display())))
+        read_value(dir, f)?.ok_or_else(|| Error::data(format!("{}: missing {f}", path_text(dir))))
     };
     let opt = |f: &str| -> Result<u64> { Ok(read_value(dir, f)?.unwrap_or(0)) };
     let object_size = need("object_size")?;
@@ -214,12 +215,9 @@ pub fn parse_slabinfo(text: impl AsRef<[u8]>) -> Result<Vec<SlabCache>> {
         .next()
         .filter(|l| !l.is_empty())
         .ok_or_else(|| Error::data("slabinfo: empty"))?;
-    let version = first.strip_prefix(b"slabinfo - version: ").ok_or_else(|| {
-        Error::data(format!(
-            "slabinfo: bad first line {:?}",
-            String::from_utf8_lossy(first)
-        ))
-    })?;
+    let version = first
+        .strip_prefix(b"slabinfo - version: ")
+        .ok_or_else(|| Error::data(format!("slabinfo: bad first line '{}'", as_text(first))))?;
     if !version.trim_ascii().starts_with(b"2.") {
         return Err(Error::Version {
             found: 0,

@@ -291,7 +291,7 @@ pub struct MemoryType {
     generation: u64,
 }
 
-/// The [`Header`] of `$t`, a [`StreamType`] or a [`RawType`].
+/// The [`Header`] of `$t`, a [`StreamType`] or a [`StreamTypeRef`].
 macro_rules! header_of {
     ($t:expr) => {
         Header {

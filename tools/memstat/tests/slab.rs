@@ -474,3 +474,28 @@ fn merged_cache_keeps_its_entry_when_its_names_change() {
     assert_eq!((t.name(), t.caller_uint64(0)), ("kvm_async_pf", Some(7)));
     assert!(l.find(AllocatorFilter::Slab, "kernfs_node_cache").is_none());
 }
+
+/// An error about a cache names its file in text form: a cache directory's name is the
+/// kernel's, and reaches the terminal in an error message too.
+#[test]
+fn errors_name_cache_files_in_text_form() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let d = tmpdir("slab_hostile_error");
+    let c = d.join(OsStr::from_bytes(b"evil\x1b[2J\xff"));
+    std::fs::create_dir(&c).unwrap();
+    std::fs::write(c.join("object_size"), "64").unwrap();
+    std::fs::write(c.join("objects"), "\x1b[31m").unwrap();
+    std::fs::write(c.join("total_objects"), "4").unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_memstat"))
+        .args(["-z", "--slab-dir"])
+        .arg(&d)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.ends_with("/evil\\033[2J\\377/objects: not a number: '\\033[31m'\n"),
+        "{err:?}"
+    );
+}
