@@ -1,5 +1,5 @@
 #!/bin/sh
-# Fuzz a parser: tools/memstat/fuzz/run.sh [RUNS] [TARGET] (stream, trace_line, core)
+# Fuzz a parser: tools/memstat/fuzz/run.sh [RUNS] [TARGET] (stream, trace_line, core, names)
 # Installs cargo-fuzz if missing, writes the seed corpus, runs the target
 # with the nightly toolchain; exits non-zero on a crash.
 set -eu
@@ -11,6 +11,7 @@ rustup run nightly rustc --version >/dev/null 2>&1 || rustup toolchain install n
 if ! cargo fuzz --version >/dev/null 2>&1; then
 	cargo install --locked cargo-fuzz
 fi
-# Seed corpus: streams written from known values (see tests/seeds.rs).
+# Seed corpus: streams written from known values, trace lines, names and patterns of the
+# shared vectors (see tests/seeds.rs).
 MEMSTAT_FUZZ_CORPUS="$PWD/corpus" cargo test --manifest-path ../Cargo.toml --test seeds -q
 exec cargo +nightly fuzz run ${CARGO_TARGET_DIR:+--target-dir "$CARGO_TARGET_DIR"} "$TARGET" -- -runs="$RUNS"

@@ -64,7 +64,7 @@ pub enum Error {
         expected: u32,
     },
     /// The source exists but the caller may not read it (EACCES/EPERM).
-    #[error("{}: Permission denied", path.display())]
+    #[error("{}: Permission denied", path_text(path))]
     Permission {
         /// The file that could not be read.
         path: PathBuf,
@@ -87,7 +87,10 @@ pub enum Error {
     },
     /// Kernel memory that the core does not hold, or a core file shorter
     /// than its headers say (`MEMSTAT_ERROR_KVM_SHORTREAD`).
-    #[error("KVM short read: {len} bytes at {addr:#x} are not in {}", path.display())]
+    #[error(
+        "KVM short read: {len} bytes at {addr:#x} are not in {}",
+        path_text(path)
+    )]
     KvmShortRead {
         /// The kernel virtual address.
         addr: u64,
@@ -97,7 +100,7 @@ pub enum Error {
         path: PathBuf,
     },
     /// Another I/O error on `path`.
-    #[error("{}: {}", .path.display(), io_text(.source))]
+    #[error("{}: {}", path_text(.path), io_text(.source))]
     Io {
         /// The file or directory concerned.
         path: PathBuf,
@@ -153,6 +156,13 @@ impl Error {
     pub(crate) fn data(msg: impl Into<String>) -> Error {
         Error::DataError(msg.into())
     }
+}
+
+/// A path as error messages write it: its bytes in text form ([`crate::text::as_text`]), so
+/// that a file name from the kernel (a slab cache's directory) cannot drive a terminal.
+pub fn path_text(path: &std::path::Path) -> std::borrow::Cow<'_, str> {
+    use std::os::unix::ffi::OsStrExt;
+    crate::text::as_text(path.as_os_str().as_bytes())
 }
 
 /// The text of an I/O error without Rust's " (os error N)" suffix.

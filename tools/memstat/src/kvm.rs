@@ -1062,8 +1062,9 @@ impl Core {
 
     /// Reads a C string of at most `max - 1` bytes at `va` (the kernel's
     /// `strscpy()` into `max` bytes): reads up to the page end first, so
-    /// that a short string at the end of mapped memory reads.
-    fn read_c_string(&self, va: u64, max: usize) -> Result<String> {
+    /// that a short string at the end of mapped memory reads. Its bytes, as they are: a type's
+    /// name is any bytes.
+    fn read_c_string(&self, va: u64, max: usize) -> Result<Vec<u8>> {
         let mut out = Vec::new();
         let mut a = va;
         while out.len() < max - 1 {
@@ -1072,12 +1073,12 @@ impl Core {
             self.read(a, &mut b)?;
             if let Some(n) = b.iter().position(|&c| c == 0) {
                 out.extend_from_slice(&b[..n]);
-                return Ok(String::from_utf8_lossy(&out).into_owned());
+                return Ok(out);
             }
             out.extend_from_slice(&b);
             a = a.wrapping_add(b.len() as u64);
         }
-        Ok(String::from_utf8_lossy(&out).into_owned())
+        Ok(out)
     }
 
     /// A layout value of the vmcoreinfo that must be there.
@@ -1247,7 +1248,7 @@ impl Core {
                 peak = (at(o_peak) as i64).max(0) as u64;
             }
             let owner = match at(o_owner) {
-                0 => String::new(),
+                0 => Vec::new(),
                 p => self.read_c_string(p, MAX_OWNER)?,
             };
             stats_of.push(at(o_stats));

@@ -18,6 +18,7 @@
 //! | `memstat_sysctl_uma` | [`MemoryTypeList::read_slab`] |
 //! | `memstat_sysctl_all` | [`MemoryTypeList::sysctl_all`] |
 //! | `memstat_kvm_malloc` (core) | [`MemoryTypeList::kvm_malloc`] with a [`kvm::Core`]; [`MemoryTypeList::read_malloc`] on a saved stream |
+//! | `memstat_get_name` | [`MemoryType::name`]: the name's text form ([`text`]); [`MemoryType::name_bytes`]: its bytes |
 //! | `memstat_get_*` | methods of [`MemoryType`] |
 //! | `memstat_get_percpu_*` | `MemoryType::percpu_*`, returning an error for a CPU out of range |
 //! | `memstat_malloc_zone_get_count` / `_get_size` / `_used` | [`ZoneSizes::count`] / [`ZoneSizes::size`] / [`ZoneSizes::used`] |
@@ -30,9 +31,14 @@
 //! * Malloc types are matched by registration id, not by name, so two types
 //!   with the same name stay distinct.
 //! * `bytes` and `count` are clamped at 0 when racy per-CPU sums go negative
-//!   (libmemstat's malloc path wraps around to ~1.8e19).
+//!   (libmemstat's malloc path wraps around to ~1.8e19), and every sum of
+//!   counters saturates at `u64::MAX` instead of wrapping.
 //! * Caller-owned "pointers" are `usize` values (see [`CallerFields`]).
 //! * Indexes and CPUs are bounds-checked; nothing panics on bad input.
+//! * A name is any bytes: [`MemoryType::name`] and every text output give its
+//!   text form ([`text::name_text`]: printable ASCII as it is, other bytes and
+//!   the backslash as `\NNN`), which is lossless and safe on a terminal, and
+//!   [`MemoryType::name_bytes`] the bytes themselves.
 //!
 //! ```
 //! use memstat::{stream, AllocatorFilter, MemoryTypeList};
@@ -55,6 +61,7 @@ pub mod error;
 pub mod exporter;
 pub mod kvm;
 pub mod openmetrics;
+pub mod pattern;
 pub mod report;
 pub mod slab;
 pub mod stream;
@@ -65,8 +72,9 @@ pub mod zones;
 
 pub use error::{Error, ErrorKind, Result};
 pub use slab::{SlabCache, SlabSource};
+pub use text::{is_probe_space, probe_name};
 pub use types::{
-    is_probe_space, probe_name, Allocator, AllocatorFilter, CallerFields, MemoryType,
-    MemoryTypeList, PerCpu, SlabDetails, DEFAULT_PROC_PATH, MAXCALLER,
+    Allocator, AllocatorFilter, CallerFields, MemoryType, MemoryTypeList, PerCpu, SlabDetails,
+    DEFAULT_PROC_PATH, MAXCALLER,
 };
 pub use zones::ZoneSizes;

@@ -77,7 +77,6 @@ use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Registry;
 
-use crate::text::name_text;
 use crate::types::{Allocator, MemoryType, MemoryTypeList};
 
 /// The `Content-Type` of the exposition, for an HTTP exporter.
@@ -153,24 +152,12 @@ const FAMILIES: &[Family] = &[
 /// A label set: `(name, value)` pairs in their order in the exposition.
 type Labels = Vec<(&'static str, String)>;
 
-/// The bytes of a type's name, from which its `type` and `probe` labels are written.
-fn name_bytes(t: &MemoryType) -> &[u8] {
-    t.name().as_bytes()
-}
-
-/// The label set of a type.
+/// The label set of a type: its name, probe name and owner in their text forms, as the library
+/// gives them.
 fn labels(t: &MemoryType) -> Labels {
-    let name = name_bytes(t);
-    let probe: Vec<u8> = name
-        .iter()
-        .map(|&b| match b {
-            b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r' => b'_',
-            b => b,
-        })
-        .collect();
     let mut l = vec![
-        ("type", name_text(name)),
-        ("probe", name_text(&probe)),
+        ("type", t.name().to_string()),
+        ("probe", t.probe_name()),
         ("id", t.id().to_string()),
         ("zone", t.zone().to_string()),
         (

@@ -19,12 +19,13 @@
 //! `memory-zone-statistics` → `zone` → {`name`, `size`, `limit`, `used`,
 //! `free`, `requests`, `fail`, `sleep`, `xdomain`}.
 
-use std::borrow::Cow;
 use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use crate::types::{probe_name, Allocator, MemoryType, MemoryTypeList};
+use crate::pattern::Pattern;
+use crate::text::name_text;
+use crate::types::{Allocator, MemoryType, MemoryTypeList};
 use crate::zones::ZoneSizes;
 
 /// Row order.
@@ -52,37 +53,10 @@ pub struct Options {
     pub humanize: bool,
     /// Row order.
     pub sort: SortKey,
-    /// Glob (`*`, `?`) a type's name or probe name must match.
-    pub name: Option<String>,
+    /// The pattern ([`crate::pattern`]) a type's name or probe name must match, as bytes.
+    pub name: Option<Pattern>,
     /// The long `-m` table: Fails, HighUse and Owner too.
     pub long: bool,
-}
-
-/// Shell-style glob match with `*` and `?` only.
-pub fn glob_match(pattern: &str, text: &str) -> bool {
-    let p: Vec<char> = pattern.chars().collect();
-    let t: Vec<char> = text.chars().collect();
-    let (mut pi, mut ti) = (0usize, 0usize);
-    let mut star: Option<(usize, usize)> = None;
-    while ti < t.len() {
-        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
-            pi += 1;
-            ti += 1;
-        } else if pi < p.len() && p[pi] == '*' {
-            star = Some((pi, ti));
-            pi += 1;
-        } else if let Some((sp, st)) = star {
-            pi = sp + 1;
-            ti = st + 1;
-            star = Some((sp, st + 1));
-        } else {
-            return false;
-        }
-    }
-    while pi < p.len() && p[pi] == '*' {
-        pi += 1;
-    }
-    pi == p.len()
 }
 
 /// `humanize_number(3)`-like: at most `width` characters, `base` 1000 or
@@ -108,25 +82,6 @@ pub fn humanize(v: u64, base: u64, width: usize) -> String {
     plain
 }
 
-/// `s` with its control characters escaped (`char::escape_default`, e.g.
-/// ESC as `\u{1b}`), for names printed in the text tables: a name from the
-/// kernel or a stream file must not drive the terminal. Other characters
-/// are kept as they are.
-pub fn escape_control(s: &str) -> Cow<'_, str> {
-    if !s.chars().any(char::is_control) {
-        return Cow::Borrowed(s);
-    }
-    let mut out = String::with_capacity(s.len() + 8);
-    for c in s.chars() {
-        if c.is_control() {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    Cow::Owned(out)
-}
-
 /// `ceil(bytes / 1024)`.
 pub fn kib(bytes: u64) -> u64 {
     bytes / 1024 + u64::from(bytes % 1024 != 0)
@@ -138,7 +93,7 @@ fn selected<'a>(list: &'a MemoryTypeList, alloc: Allocator, o: &Options) -> Vec<
         .filter(|t| t.allocator() == alloc)
         .filter(|t| alloc != Allocator::Malloc || o.all || t.numallocs() != 0 || t.count() != 0)
         .filter(|t| match &o.name {
-            Some(p) => glob_match(p, t.name()) || glob_match(p, &probe_name(t.name())),
+            Some(p) => t.all_names().any(|n| p.matches(n)) || p.matches(&t.probe_name_bytes()),
             None => true,
         })
         .collect();
@@ -178,7 +133,7 @@ pub fn malloc_text(list: &MemoryTypeList, zones: &ZoneSizes, o: &Options) -> Str
             let _ = write!(
                 s,
                 "{:>13} {:>5} {:>6} {:>8}  ",
-                escape_control(t.name()),
+                t.name(),
                 humanize(t.count(), 1000, 5),
                 humanize(t.bytes(), 1024, 5),
                 humanize(t.numallocs(), 1000, 5)
@@ -187,7 +142,7 @@ pub fn malloc_text(list: &MemoryTypeList, zones: &ZoneSizes, o: &Options) -> Str
             let _ = write!(
                 s,
                 "{:>13} {:>5} {:>5}K {:>8}  ",
-                escape_control(t.name()),
+                t.name(),
                 t.count(),
                 kib(t.bytes()),
                 t.numallocs()
@@ -208,29 +163,39 @@ pub fn malloc_text(list: &MemoryTypeList, zones: &ZoneSizes, o: &Options) -> Str
                 None => "-".to_string(),
             };
             let owner = if t.owner().is_empty() { "-" } else { t.owner() };
-            let _ = write!(
-                s,
-                "{:>5} {:>7} {:<12}  ",
-                fails,
-                high,
-                escape_control(owner)
-            );
+            let _ = write!(s, "{:>5} {:>7} {:<12}  ", fails, high, owner);
         }
         let _ = writeln!(s, "{}", sizes.join(","));
     }
     s
 }
 
-/// The `vmstat -z` table of slab caches.
+/// The text forms of the names of the caches merged into slab cache `t`, its own first, when
+/// there are two or more.
+fn merged_texts(t: &MemoryType) -> Vec<String> {
+    match t.slab_details() {
+        Some(d) if d.merged.len() > 1 => d.merged.iter().map(|n| name_text(n)).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The `vmstat -z` table of slab caches. A cache that others are merged into is named by its
+/// own name (what `/proc/slabinfo` shows) and `+N`, N the number of the others; with
+/// [`Options::long`], a last column lists all the names merged into it.
 pub fn zone_text(list: &MemoryTypeList, o: &Options) -> String {
     let mut s = String::new();
-    let _ = writeln!(
+    let _ = write!(
         s,
-        "{:<20} {:>6} {:>6} {:>8} {:>8} {:>8} {:>8} {:>4} {:>4}\n",
+        "{:<20} {:>6} {:>6} {:>8} {:>8} {:>8} {:>8} {:>4} {:>4}",
         "ITEM", "SIZE", "LIMIT", "USED", "FREE", "REQ", "FAIL", "SLEEP", "XDOMAIN"
     );
+    let _ = writeln!(s, "{}\n", if o.long { "  MERGED" } else { "" });
     for t in selected(list, Allocator::Slab, o) {
-        let name = format!("{}:", escape_control(t.name()));
+        let merged = merged_texts(t);
+        let name = match merged.len() {
+            0 => format!("{}:", t.name()),
+            n => format!("{}+{}:", t.name(), n - 1),
+        };
         let h = |v: u64, w: usize| {
             if o.humanize {
                 humanize(v, 1000, w)
@@ -238,7 +203,7 @@ pub fn zone_text(list: &MemoryTypeList, o: &Options) -> String {
                 v.to_string()
             }
         };
-        let _ = writeln!(
+        let _ = write!(
             s,
             "{:<20} {:>6}, {:>6},{:>8},{:>8},{:>8},{:>4},{:>4},{:>4}",
             name,
@@ -251,6 +216,15 @@ pub fn zone_text(list: &MemoryTypeList, o: &Options) -> String {
             t.sleeps(),
             t.xdomain()
         );
+        if o.long {
+            let merged = if merged.is_empty() {
+                "-".to_string()
+            } else {
+                merged.join(",")
+            };
+            let _ = write!(s, "  {merged}");
+        }
+        s.push('\n');
     }
     s
 }
@@ -305,6 +279,10 @@ pub struct ZoneRow {
     pub sleep: u64,
     /// Cross-domain frees (0).
     pub xdomain: u64,
+    /// The names of the caches merged into this one, its own (`name`) first (ours; only for a
+    /// cache with others merged into it).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub merged: Vec<String>,
 }
 
 /// `{"memory": [...]}`.
@@ -370,6 +348,7 @@ pub fn zone_rows(list: &MemoryTypeList, o: &Options) -> ZoneStatistics {
                 fail: t.failures(),
                 sleep: t.sleeps(),
                 xdomain: t.xdomain(),
+                merged: merged_texts(t),
             })
             .collect(),
     }
@@ -378,17 +357,6 @@ pub fn zone_rows(list: &MemoryTypeList, o: &Options) -> ZoneStatistics {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn globs() {
-        assert!(glob_match("dev*", "devbuf"));
-        assert!(glob_match("*buf", "devbuf"));
-        assert!(glob_match("d?vbuf", "devbuf"));
-        assert!(!glob_match("dev", "devbuf"));
-        assert!(glob_match("*", ""));
-        assert!(glob_match("a*b*c", "aXXbYYc"));
-        assert!(!glob_match("a*b*c", "aXXbYY"));
-    }
 
     #[test]
     fn humanized() {

@@ -4,9 +4,12 @@
 
 use std::fs;
 use std::io::{self, Read};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::fs::DirEntryExt;
 use std::path::{Path, PathBuf};
 
-use crate::error::{Error, Result};
+use crate::error::{path_text, Error, Result};
+use crate::text::as_text;
 
 /// Default SLUB sysfs directory.
 pub const DEFAULT_SLAB_DIR: &str = "/sys/kernel/slab";
@@ -34,8 +37,8 @@ impl Default for SlabSource {
 /// One slab cache's raw figures.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SlabCache {
-    /// Cache name (the sysfs directory name, e.g. `kmalloc-64` or `:0000024`).
-    pub name: String,
+    /// Cache name (the sysfs directory name, e.g. `kmalloc-64` or `:0000024`), as bytes.
+    pub name: Vec<u8>,
     /// `object_size` / `<objsize>`.
     pub object_size: u64,
     /// `slab_size` (object plus metadata and alignment); `<objsize>` from slabinfo.
@@ -52,6 +55,11 @@ pub struct SlabCache {
     pub order: u64,
     /// `aliases` (0 from slabinfo).
     pub aliases: u64,
+    /// The names of the caches merged into this one, as bytes: the symbolic links of the SLUB
+    /// sysfs directory that point to it, in the order the kernel made them, so that the first
+    /// is the cache's own name, the one `/proc/slabinfo` and slabtop show.
+    /// Empty for a cache that is not merged (its directory is its name) and from slabinfo.
+    pub merged: Vec<Vec<u8>>,
     /// `alloc_fastpath + alloc_slowpath` when `CONFIG_SLUB_STATS` is on, else 0.
     pub allocs: u64,
     /// `free_fastpath + free_slowpath` when `CONFIG_SLUB_STATS` is on, else 0.
@@ -64,14 +72,19 @@ pub fn parse_sys_value(text: &str) -> Option<u64> {
     text.split_whitespace().next()?.parse().ok()
 }
 
+/// A decimal number of ASCII digits.
+fn parse_u64(b: &[u8]) -> Option<u64> {
+    std::str::from_utf8(b).ok()?.parse().ok()
+}
+
 /// Most bytes read from one SLUB sysfs attribute file.
 pub const MAX_SYS_VALUE_LEN: u64 = 64 * 1024;
 /// Most bytes read from a slabinfo file.
 pub const MAX_SLABINFO_LEN: u64 = 64 * 1024 * 1024;
 
-/// Read the text file `p`, failing with a data error rather than reading
+/// Read the file `p`, failing with a data error rather than reading
 /// more than `cap` bytes.
-fn read_capped(p: &Path, cap: u64) -> io::Result<std::result::Result<String, Error>> {
+fn read_capped(p: &Path, cap: u64) -> io::Result<std::result::Result<Vec<u8>, Error>> {
     let mut buf = Vec::new();
     fs::File::open(p)?
         .take(cap.saturating_add(1))
@@ -79,15 +92,10 @@ fn read_capped(p: &Path, cap: u64) -> io::Result<std::result::Result<String, Err
     if buf.len() as u64 > cap {
         return Ok(Err(Error::data(format!(
             "{}: larger than {cap} bytes",
-            p.display()
+            path_text(p)
         ))));
     }
-    String::from_utf8(buf).map(Ok).map_err(|_| {
-        io::Error::new(
-            io::ErrorKind::InvalidData,
-            "stream did not contain valid UTF-8",
-        )
-    })
+    Ok(Ok(buf))
 }
 
 fn read_value(dir: &Path, file: &str) -> Result<Option<u64>> {
@@ -95,9 +103,17 @@ fn read_value(dir: &Path, file: &str) -> Result<Option<u64>> {
     match read_capped(&p, MAX_SYS_VALUE_LEN) {
         Ok(t) => {
             let t = t?;
-            parse_sys_value(&t).map(Some).ok_or_else(|| {
-                Error::data(format!("{}: not a number: {:?}", p.display(), t.trim()))
-            })
+            std::str::from_utf8(&t)
+                .ok()
+                .and_then(parse_sys_value)
+                .map(Some)
+                .ok_or_else(|| {
+                    Error::data(format!(
+                        "{}: not a number: '{}'",
+                        path_text(&p),
+                        as_text(t.trim_ascii())
+                    ))
+                })
         }
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(Error::from_io(p, e)),
@@ -107,7 +123,7 @@ fn read_value(dir: &Path, file: &str) -> Result<Option<u64>> {
 /// Read one cache directory; `None` when the directory is gone (the cache was destroyed, for
 /// example by a module unload, after the caller listed it), as FreeBSD's libmemstat tolerates a
 /// zone list that changes while it is read.
-pub fn read_sys_cache(dir: &Path, name: &str) -> Result<Option<SlabCache>> {
+pub fn read_sys_cache(dir: &Path, name: &[u8]) -> Result<Option<SlabCache>> {
     match read_sys_cache_files(dir, name) {
         // A file of the cache is missing: the whole cache vanished if its directory did.
         Err(Error::DataError(_)) | Err(Error::Io { .. }) if !dir.exists() => Ok(None),
@@ -115,14 +131,14 @@ pub fn read_sys_cache(dir: &Path, name: &str) -> Result<Option<SlabCache>> {
     }
 }
 
-fn read_sys_cache_files(dir: &Path, name: &str) -> Result<SlabCache> {
+fn read_sys_cache_files(dir: &Path, name: &[u8]) -> Result<SlabCache> {
     let need = |f: &str| -> Result<u64> {
-        read_value(dir, f)?.ok_or_else(|| Error::data(format!("{}: missing {f}", dir.display())))
+        read_value(dir, f)?.ok_or_else(|| Error::data(format!("{}: missing {f}", path_text(dir))))
     };
     let opt = |f: &str| -> Result<u64> { Ok(read_value(dir, f)?.unwrap_or(0)) };
     let object_size = need("object_size")?;
     Ok(SlabCache {
-        name: name.to_string(),
+        name: name.to_vec(),
         object_size,
         slab_size: read_value(dir, "slab_size")?.unwrap_or(object_size),
         active_objs: need("objects")?,
@@ -131,18 +147,22 @@ fn read_sys_cache_files(dir: &Path, name: &str) -> Result<SlabCache> {
         objs_per_slab: opt("objs_per_slab")?,
         order: opt("order")?,
         aliases: opt("aliases")?,
+        merged: Vec::new(),
         allocs: opt("alloc_fastpath")?.saturating_add(opt("alloc_slowpath")?),
         frees: opt("free_fastpath")?.saturating_add(opt("free_slowpath")?),
     })
 }
 
-/// Read every cache under a SLUB sysfs directory. Symbolic links are
-/// aliases of merged caches and are skipped, so each cache appears once;
-/// so are caches destroyed between the listing and the reading of their
-/// files. Sorted by name.
+/// Read every cache under a SLUB sysfs directory, sorted by the name of its directory. Each
+/// cache appears once: the symbolic links are the names of the caches merged into one (whose
+/// directory is a unique id such as `:0000136`), and give its [`SlabCache::merged`] names.
+/// Caches destroyed between the listing and the reading of their files are skipped, as are
+/// links that vanish or point to no cache.
 pub fn read_sys_dir(dir: &Path) -> Result<Vec<SlabCache>> {
     let rd = fs::read_dir(dir).map_err(|e| Error::from_io(dir, e))?;
     let mut out = Vec::new();
+    // (the directory a link points to, the link's inode number, its name)
+    let mut links: Vec<(Vec<u8>, u64, Vec<u8>)> = Vec::new();
     for ent in rd {
         let ent = ent.map_err(|e| Error::from_io(dir, e))?;
         let ft = match ent.file_type() {
@@ -150,27 +170,55 @@ pub fn read_sys_dir(dir: &Path) -> Result<Vec<SlabCache>> {
             Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
             Err(e) => return Err(Error::from_io(ent.path(), e)),
         };
+        if ft.is_symlink() {
+            let target = match fs::read_link(ent.path()) {
+                Ok(t) => t,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(Error::from_io(ent.path(), e)),
+            };
+            // The directory's name, as tools/mm/slabinfo reads it: the target's last component.
+            if let Some(to) = target.file_name() {
+                links.push((
+                    to.as_bytes().to_vec(),
+                    ent.ino(),
+                    ent.file_name().into_vec(),
+                ));
+            }
+            continue;
+        }
         if !ft.is_dir() {
             continue;
         }
-        let name = ent.file_name().to_string_lossy().into_owned();
-        if let Some(c) = read_sys_cache(&ent.path(), &name)? {
+        if let Some(c) = read_sys_cache(&ent.path(), ent.file_name().as_bytes())? {
             out.push(c);
         }
     }
     out.sort_by(|a, b| a.name.cmp(&b.name));
+    // A cache's links in the order sysfs made them: kernfs numbers its nodes in the order it
+    // creates them, and SLUB links a mergeable cache's own name right after its directory,
+    // the names of the caches merged into it later.
+    links.sort();
+    for (to, _, name) in links {
+        if let Ok(i) = out.binary_search_by(|c| c.name.as_slice().cmp(&to)) {
+            out[i].merged.push(name);
+        }
+    }
     Ok(out)
 }
 
-/// Parse `/proc/slabinfo` text (versions 2.0 and 2.1). Sorted by name, one entry per cache
-/// name (the last line of a name that appears twice).
-pub fn parse_slabinfo(text: &str) -> Result<Vec<SlabCache>> {
-    let mut lines = text.lines();
-    let first = lines.next().ok_or_else(|| Error::data("slabinfo: empty"))?;
+/// Parse `/proc/slabinfo` (versions 2.0 and 2.1). Sorted by name, one entry per cache
+/// name (the last line of a name that appears twice). A cache's name is read as its bytes
+/// (white space ends it, as it ends every field of the file).
+pub fn parse_slabinfo(text: impl AsRef<[u8]>) -> Result<Vec<SlabCache>> {
+    let mut lines = text.as_ref().split(|&b| b == b'\n');
+    let first = lines
+        .next()
+        .filter(|l| !l.is_empty())
+        .ok_or_else(|| Error::data("slabinfo: empty"))?;
     let version = first
-        .strip_prefix("slabinfo - version: ")
-        .ok_or_else(|| Error::data(format!("slabinfo: bad first line {first:?}")))?;
-    if !version.trim().starts_with("2.") {
+        .strip_prefix(b"slabinfo - version: ")
+        .ok_or_else(|| Error::data(format!("slabinfo: bad first line '{}'", as_text(first))))?;
+    if !version.trim_ascii().starts_with(b"2.") {
         return Err(Error::Version {
             found: 0,
             expected: 2,
@@ -178,12 +226,15 @@ pub fn parse_slabinfo(text: &str) -> Result<Vec<SlabCache>> {
     }
     let mut out = Vec::new();
     for (n, line) in lines.enumerate() {
-        if line.starts_with('#') || line.trim().is_empty() {
+        if line.starts_with(b"#") || line.trim_ascii().is_empty() {
             continue;
         }
-        let f: Vec<&str> = line.split_whitespace().collect();
+        let f: Vec<&[u8]> = line
+            .split(u8::is_ascii_whitespace)
+            .filter(|f| !f.is_empty())
+            .collect();
         let num = |i: usize| -> Result<u64> {
-            f.get(i).and_then(|s| s.parse().ok()).ok_or_else(|| {
+            f.get(i).and_then(|s| parse_u64(s)).ok_or_else(|| {
                 Error::data(format!(
                     "slabinfo line {}: field {} missing or not a number",
                     n + 2,
@@ -198,12 +249,12 @@ pub fn parse_slabinfo(text: &str) -> Result<Vec<SlabCache>> {
         // ": slabdata <active_slabs> <num_slabs> <sharedavail>"
         let slabs = f
             .iter()
-            .position(|s| *s == "slabdata")
+            .position(|s| *s == b"slabdata")
             .and_then(|i| f.get(i + 2))
-            .and_then(|s| s.parse().ok())
+            .and_then(|s| parse_u64(s))
             .unwrap_or(0);
         out.push(SlabCache {
-            name: (*name).to_string(),
+            name: name.to_vec(),
             active_objs: num(1)?,
             total_objs: num(2)?,
             object_size: num(3)?,
@@ -216,6 +267,7 @@ pub fn parse_slabinfo(text: &str) -> Result<Vec<SlabCache>> {
             },
             slabs,
             aliases: 0,
+            merged: Vec::new(),
             allocs: 0,
             frees: 0,
         });
@@ -239,7 +291,7 @@ pub fn read_caches(src: &SlabSource) -> Result<Vec<SlabCache>> {
     }
     if let Some(p) = &src.slabinfo {
         let text = read_capped(p, MAX_SLABINFO_LEN).map_err(|e| Error::from_io(p, e))??;
-        return parse_slabinfo(&text);
+        return parse_slabinfo(text);
     }
     let p = src
         .sys_dir

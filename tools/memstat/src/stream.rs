@@ -18,7 +18,6 @@
 //! [`write_stream`] produces a stream from values (tests, fuzz seeds,
 //! `memstat --save`).
 
-use std::borrow::Cow;
 use std::fs::File;
 use std::io::{self, Read};
 use std::path::Path;
@@ -78,10 +77,13 @@ pub struct CpuStats {
 }
 
 /// One type of the stream: its header and its per-CPU records.
+///
+/// The name and the owner are kept as the stream's bytes: a name is any bytes, and what a
+/// text output shows of it is its text form ([`crate::text::name_text`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct StreamType {
-    /// `mth_name`, up to the first NUL, decoded as lossy UTF-8.
-    pub name: String,
+    /// `mth_name`, up to the first NUL.
+    pub name: Vec<u8>,
     /// `mth_id`: the registration id.
     pub id: u64,
     /// `mth_zone`.
@@ -90,20 +92,22 @@ pub struct StreamType {
     pub flags: u32,
     /// `mth_peak`: the peak bytes in use while [`FLAG_PEAK`] is set.
     pub peak: u64,
-    /// `mth_owner`: the owning module or `vmlinux` (empty in a version 1
+    /// `mth_owner`, up to the first NUL: the owning module or `vmlinux` (empty in a version 1
     /// stream).
-    pub owner: String,
+    pub owner: Vec<u8>,
     /// One record per CPU id, `maxcpus` of them.
     pub stats: Vec<CpuStats>,
 }
 
-/// One type of a stream, borrowed from the stream's bytes: what
-/// [`StreamType`] holds, decoded without an allocation (but for a name that
-/// is not UTF-8, which is decoded lossily into its own string).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One type of a stream, borrowed from the stream's bytes: what [`StreamType`] holds, without
+/// an allocation.
+///
+/// What [`crate::MemoryTypeList`]'s update reads: it compares the name and the owner with those
+/// an entry has already, so that nothing of a type seen before is copied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StreamTypeRef<'a> {
-    /// `mth_name`, up to the first NUL, decoded as lossy UTF-8.
-    pub name: Cow<'a, str>,
+    /// `mth_name`, up to the first NUL.
+    pub name: &'a [u8],
     /// `mth_id`: the registration id.
     pub id: u64,
     /// `mth_zone`.
@@ -112,28 +116,27 @@ pub struct StreamTypeRef<'a> {
     pub flags: u32,
     /// `mth_peak`: the peak bytes in use while [`FLAG_PEAK`] is set.
     pub peak: u64,
-    /// `mth_owner`, up to the first NUL, decoded as lossy UTF-8 (empty in
-    /// a version 1 stream).
-    pub owner: Cow<'a, str>,
+    /// `mth_owner`, up to the first NUL (empty in a version 1 stream).
+    pub owner: &'a [u8],
     /// The `maxcpus` records, [`STATS_SIZE`] bytes each.
     records: &'a [u8],
 }
 
-impl StreamTypeRef<'_> {
+impl<'a> StreamTypeRef<'a> {
     /// The per-CPU records, one per CPU id.
-    pub fn stats(&self) -> impl ExactSizeIterator<Item = CpuStats> + '_ {
+    pub fn stats(&self) -> impl ExactSizeIterator<Item = CpuStats> + 'a {
         records_stats(self.records)
     }
 
     /// An owned copy.
     pub fn to_owned_type(&self) -> StreamType {
         StreamType {
-            name: self.name.clone().into_owned(),
+            name: self.name.to_vec(),
             id: self.id,
             zone: self.zone,
             flags: self.flags,
             peak: self.peak,
-            owner: self.owner.clone().into_owned(),
+            owner: self.owner.to_vec(),
             stats: self.stats().collect(),
         }
     }
@@ -156,59 +159,6 @@ fn records_stats(records: &[u8]) -> impl ExactSizeIterator<Item = CpuStats> + '_
             numfailures: at(40),
         }
     })
-}
-
-/// One type of a stream as its bytes hold it: a [`StreamTypeRef`] whose name and owner are
-/// the bytes before their NUL, not yet decoded.
-///
-/// What [`crate::MemoryTypeList`]'s update reads: it compares these bytes with the name and
-/// owner an entry has already, so that the strings of a type seen before are never decoded
-/// (validating them as UTF-8 was a sixth of an update).
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct RawType<'a> {
-    /// `mth_name` up to its NUL.
-    pub(crate) name: &'a [u8],
-    /// `mth_id`.
-    pub(crate) id: u64,
-    /// `mth_zone`.
-    pub(crate) zone: u32,
-    /// `mth_flags`.
-    pub(crate) flags: u32,
-    /// `mth_peak`.
-    pub(crate) peak: u64,
-    /// `mth_owner` up to its NUL (empty in a version 1 stream).
-    pub(crate) owner: &'a [u8],
-    /// The `maxcpus` records, [`STATS_SIZE`] bytes each.
-    records: &'a [u8],
-}
-
-impl<'a> RawType<'a> {
-    /// The per-CPU records, one per CPU id.
-    pub(crate) fn stats(&self) -> impl ExactSizeIterator<Item = CpuStats> + 'a {
-        records_stats(self.records)
-    }
-
-    /// The type with its name and owner decoded.
-    fn decoded(self) -> StreamTypeRef<'a> {
-        StreamTypeRef {
-            name: decode(self.name),
-            id: self.id,
-            zone: self.zone,
-            flags: self.flags,
-            peak: self.peak,
-            owner: decode(self.owner),
-            records: self.records,
-        }
-    }
-}
-
-/// `b` as lossy UTF-8: borrowed when it is valid, as it is but for a corrupted stream.
-pub(crate) fn decode(b: &[u8]) -> Cow<'_, str> {
-    // The common case, checked without `from_utf8_lossy`'s chunking.
-    match std::str::from_utf8(b) {
-        Ok(s) => Cow::Borrowed(s),
-        Err(_) => String::from_utf8_lossy(b),
-    }
 }
 
 /// A parsed stream.
@@ -404,8 +354,9 @@ pub fn read_stream_file_into(path: &Path, buf: &mut Vec<u8>) -> Result<()> {
 /// Parse a whole stream.
 ///
 /// Errors: [`Error::DataError`] for a short header, zero or too many CPUs,
-/// a length that is not exactly the announced one, or an unterminated name
-/// or owner; [`Error::Version`] for a version other than 1 and 2.
+/// a length that is not exactly the announced one, an unterminated name
+/// or owner, or two types with the same id ([`check_unique_ids`]);
+/// [`Error::Version`] for a version other than 1 and 2.
 pub fn parse_stream(buf: &[u8]) -> Result<Stream> {
     let (maxcpus, types) = parse_stream_ref(buf)?;
     Ok(Stream {
@@ -418,21 +369,8 @@ pub fn parse_stream(buf: &[u8]) -> Result<Stream> {
 
 /// Parse a whole stream into types borrowed from `buf`: `(maxcpus, types)`,
 /// with the checks and errors of [`parse_stream`], and one allocation (the
-/// vector of types) where [`parse_stream`] makes two per type.
+/// vector of types) where [`parse_stream`] makes three per type.
 pub fn parse_stream_ref(buf: &[u8]) -> Result<(u32, Vec<StreamTypeRef<'_>>)> {
-    parse_records(buf, RawType::decoded)
-}
-
-/// [`parse_stream_ref`] with the names and owners left undecoded.
-pub(crate) fn parse_stream_raw(buf: &[u8]) -> Result<(u32, Vec<RawType<'_>>)> {
-    parse_records(buf, |t| t)
-}
-
-/// Parse a whole stream (the checks and errors of [`parse_stream`]) into `f` of each type.
-fn parse_records<'a, T>(
-    buf: &'a [u8],
-    mut f: impl FnMut(RawType<'a>) -> T,
-) -> Result<(u32, Vec<T>)> {
     if buf.len() < STREAM_HEADER_SIZE {
         return Err(short_header(buf.len()));
     }
@@ -453,6 +391,10 @@ fn parse_records<'a, T>(
     let records = maxcpus as usize * STATS_SIZE;
     let per_type = header + records;
     let past_end = || Error::data("read past the end of the stream");
+    // Whether the ids seen so far rise, or fall, strictly: the kernel lists its types newest
+    // first, so ids fall, and a strictly monotonic list has no id twice.
+    let (mut rising, mut falling) = (true, true);
+    let mut prev = None;
     for i in 0..count {
         let base = STREAM_HEADER_SIZE + i as usize * per_type;
         let name_field = buf.get(base..base + MAX_NAME).ok_or_else(past_end)?;
@@ -468,17 +410,44 @@ fn parse_records<'a, T>(
         let records = buf
             .get(base + header..base + per_type)
             .ok_or_else(past_end)?;
-        types.push(f(RawType {
+        let id = u64_at(buf, base + 32)?;
+        if let Some(p) = prev {
+            rising &= id > p;
+            falling &= id < p;
+        }
+        prev = Some(id);
+        types.push(StreamTypeRef {
             name,
-            id: u64_at(buf, base + 32)?,
+            id,
             zone: u32_at(buf, base + 40)?,
             flags: u32_at(buf, base + 44)?,
             peak,
             owner,
             records,
-        }));
+        });
+    }
+    if !rising && !falling {
+        let ids = (0..count as usize).map(|i| u64_at(buf, STREAM_HEADER_SIZE + i * per_type + 32));
+        check_unique_ids(ids.collect::<Result<Vec<u64>>>()?)?;
     }
     Ok((maxcpus, types))
+}
+
+/// Checks that no id of `ids`, the ids of a stream's types in stream order, is there twice.
+///
+/// Errors: [`Error::DataError`] naming the id and the two types (their indexes in the stream)
+/// that have it: two records of one registration id would be two entries that nothing tells
+/// apart, in every table and in every exported label set.
+pub fn check_unique_ids(ids: impl IntoIterator<Item = u64>) -> Result<()> {
+    let mut v: Vec<(u64, usize)> = ids.into_iter().zip(0..).collect();
+    v.sort_unstable();
+    match v.windows(2).find(|w| w[0].0 == w[1].0) {
+        Some(w) => Err(Error::data(format!(
+            "types {} and {} have the same id {}",
+            w[0].1, w[1].1, w[0].0
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// Write a stream of [`STREAM_VERSION`] of `types`, each with exactly
@@ -513,9 +482,8 @@ fn write_stream_version_into(out: &mut Vec<u8>, version: u32, maxcpus: u32, type
     out.extend_from_slice(&0u32.to_ne_bytes());
     for t in types.iter().take(count as usize) {
         let mut name = [0u8; MAX_NAME];
-        let bytes = t.name.as_bytes();
-        let n = bytes.len().min(MAX_NAME - 1);
-        name[..n].copy_from_slice(&bytes[..n]);
+        let n = t.name.len().min(MAX_NAME - 1);
+        name[..n].copy_from_slice(&t.name[..n]);
         out.extend_from_slice(&name);
         out.extend_from_slice(&t.id.to_ne_bytes());
         out.extend_from_slice(&t.zone.to_ne_bytes());
@@ -527,9 +495,8 @@ fn write_stream_version_into(out: &mut Vec<u8>, version: u32, maxcpus: u32, type
             out.extend_from_slice(&t.peak.to_ne_bytes());
             out.extend_from_slice(&[0u8; 8]);
             let mut owner = [0u8; MAX_OWNER];
-            let bytes = t.owner.as_bytes();
-            let n = bytes.len().min(MAX_OWNER - 1);
-            owner[..n].copy_from_slice(&bytes[..n]);
+            let n = t.owner.len().min(MAX_OWNER - 1);
+            owner[..n].copy_from_slice(&t.owner[..n]);
             out.extend_from_slice(&owner);
         }
         for cpu in 0..maxcpus as usize {

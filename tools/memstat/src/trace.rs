@@ -12,11 +12,19 @@
 //! (optionally followed by a `(TGID)` column), and after it come the
 //! optional irq-flags column, the `SECONDS.MICROS:` timestamp, the event
 //! name and its fields.
+//!
+//! A line is read as bytes. The kernel writes the `probe` and `name` fields
+//! in text form ([`crate::text`]); a field that is not a text form (an older
+//! kernel's raw bytes), and the task name, which is any bytes, are put in
+//! text form ([`crate::text::as_text`]), so that every field of an
+//! [`Event`] is printable ASCII and nothing is escaped twice.
 
 use std::collections::HashMap;
+use std::ffi::OsStr;
 use std::fmt;
+use std::os::unix::ffi::OsStrExt;
 
-use crate::report::escape_control;
+use crate::text::as_text;
 
 /// Which probe fired.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -37,10 +45,10 @@ impl Probe {
     }
 }
 
-/// One parsed dtmalloc event.
+/// One parsed dtmalloc event; its strings are printable ASCII (text forms).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Event {
-    /// Task name.
+    /// Task name, in text form.
     pub comm: String,
     /// Process (thread) id.
     pub pid: u32,
@@ -50,9 +58,9 @@ pub struct Event {
     pub timestamp: String,
     /// Which probe.
     pub probe: Probe,
-    /// Probe name of the type (white space replaced by `_`).
+    /// Probe name of the type (white space replaced by `_`), in text form.
     pub type_probe: String,
-    /// Type name.
+    /// Type name, in text form.
     pub name: String,
     /// Accounted bytes.
     pub size: u64,
@@ -93,69 +101,81 @@ fn err(reason: &'static str) -> ParseError {
     ParseError { reason }
 }
 
-fn all_digits(s: &str) -> bool {
-    !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
+fn all_digits(s: &[u8]) -> bool {
+    !s.is_empty() && s.iter().all(u8::is_ascii_digit)
+}
+
+/// `s` parsed as a number of type `T`.
+fn number<T: std::str::FromStr>(s: &[u8]) -> Option<T> {
+    std::str::from_utf8(s).ok()?.parse().ok()
+}
+
+/// `s` split around the first `b`.
+fn split_once(s: &[u8], b: u8) -> Option<(&[u8], &[u8])> {
+    let i = s.iter().position(|&c| c == b)?;
+    Some((&s[..i], &s[i + 1..]))
 }
 
 /// Parse `CPU:N [LOST M EVENTS]`.
-fn parse_lost(line: &str) -> Option<Record> {
-    let rest = line.trim().strip_prefix("CPU:")?;
-    let (cpu, rest) = rest.split_once(' ')?;
+fn parse_lost(line: &[u8]) -> Option<Record> {
+    let rest = line.trim_ascii().strip_prefix(b"CPU:")?;
+    let (cpu, rest) = split_once(rest, b' ')?;
     let count = rest
-        .trim()
-        .strip_prefix("[LOST ")?
-        .strip_suffix(" EVENTS]")?;
+        .trim_ascii()
+        .strip_prefix(b"[LOST ")?
+        .strip_suffix(b" EVENTS]")?;
     Some(Record::Lost {
-        cpu: cpu.parse().ok()?,
-        count: count.parse().ok()?,
+        cpu: number(cpu)?,
+        count: number(count)?,
     })
 }
 
 /// Split the head `comm-pid [(tgid)]` at the end of `head`.
-fn parse_task(head: &str) -> Option<(String, u32)> {
-    let mut head = head.trim_end();
+fn parse_task(head: &[u8]) -> Option<(String, u32)> {
+    let mut head = head.trim_ascii_end();
     // Optional "(  123)" or "(-------)" TGID column.
-    if head.ends_with(')') {
-        let open = head.rfind('(')?;
-        let inner = head[open + 1..head.len() - 1].trim();
-        if all_digits(inner) || inner.bytes().all(|b| b == b'-') {
-            head = head[..open].trim_end();
+    if let Some(inner) = head.strip_suffix(b")") {
+        let open = inner.iter().rposition(|&b| b == b'(')?;
+        let tgid = inner[open + 1..].trim_ascii();
+        if all_digits(tgid) || tgid.iter().all(|&b| b == b'-') {
+            head = head[..open].trim_ascii_end();
         }
     }
-    let dash = head.rfind('-')?;
+    let dash = head.iter().rposition(|&b| b == b'-')?;
     let pid = &head[dash + 1..];
     if !all_digits(pid) {
         return None;
     }
-    let comm = head[..dash].trim_start();
-    Some((comm.to_string(), pid.parse().ok()?))
+    let comm = head[..dash].trim_ascii_start();
+    Some((as_text(comm).into_owned(), number(pid)?))
 }
 
 /// Parse what follows the `[CPU]` column.
-fn parse_tail(tail: &str) -> Result<(String, Probe, &str), ParseError> {
-    let mut rest = tail.trim_start();
+fn parse_tail(tail: &[u8]) -> Result<(String, Probe, &[u8]), ParseError> {
+    let mut rest = tail.trim_ascii_start();
     // Optional flags column: a token that is not the timestamp.
-    let (tok, after) = rest.split_once(' ').ok_or(err("no timestamp"))?;
-    let is_ts = |t: &str| {
-        t.strip_suffix(':')
+    let (tok, after) = split_once(rest, b' ').ok_or(err("no timestamp"))?;
+    let is_ts = |t: &[u8]| {
+        t.strip_suffix(b":")
             .map(|n| {
-                let (a, b) = n.split_once('.').unwrap_or((n, "0"));
+                let (a, b) = split_once(n, b'.').unwrap_or((n, b"0"));
                 all_digits(a) && all_digits(b)
             })
             .unwrap_or(false)
     };
     if !is_ts(tok) {
-        rest = after.trim_start();
+        rest = after.trim_ascii_start();
     }
-    let (ts, after) = rest.split_once(' ').ok_or(err("no timestamp"))?;
+    let (ts, after) = split_once(rest, b' ').ok_or(err("no timestamp"))?;
     if !is_ts(ts) {
         return Err(err("bad timestamp"));
     }
-    let ts = ts.trim_end_matches(':').to_string();
-    let after = after.trim_start();
-    let (ev, fields) = if let Some(f) = after.strip_prefix("malloc: ") {
+    // Digits, a dot and digits: ASCII.
+    let ts = String::from_utf8_lossy(&ts[..ts.len() - 1]).into_owned();
+    let after = after.trim_ascii_start();
+    let (ev, fields) = if let Some(f) = after.strip_prefix(b"malloc: ") {
         (Probe::Malloc, f)
-    } else if let Some(f) = after.strip_prefix("free: ") {
+    } else if let Some(f) = after.strip_prefix(b"free: ") {
         (Probe::Free, f)
     } else {
         return Err(err("not a dtmalloc event"));
@@ -164,42 +184,54 @@ fn parse_tail(tail: &str) -> Result<(String, Probe, &str), ParseError> {
 }
 
 /// Parse `probe=P size=S zindx=Z name='N'`.
-fn parse_fields(fields: &str) -> Result<(String, u64, i32, String), ParseError> {
-    let rest = fields.strip_prefix("probe=").ok_or(err("no probe field"))?;
-    let (probe, rest) = rest.split_once(' ').ok_or(err("no size field"))?;
-    let rest = rest.strip_prefix("size=").ok_or(err("no size field"))?;
-    let (size, rest) = rest.split_once(' ').ok_or(err("no zindx field"))?;
-    let size: u64 = size.parse().map_err(|_| err("bad size"))?;
-    let rest = rest.strip_prefix("zindx=").ok_or(err("no zindx field"))?;
-    let (zindx, rest) = rest.split_once(' ').ok_or(err("no name field"))?;
-    let zindx: i32 = zindx.parse().map_err(|_| err("bad zindx"))?;
+fn parse_fields(fields: &[u8]) -> Result<(String, u64, i32, String), ParseError> {
+    let rest = fields
+        .strip_prefix(b"probe=")
+        .ok_or(err("no probe field"))?;
+    let (probe, rest) = split_once(rest, b' ').ok_or(err("no size field"))?;
+    let rest = rest.strip_prefix(b"size=").ok_or(err("no size field"))?;
+    let (size, rest) = split_once(rest, b' ').ok_or(err("no zindx field"))?;
+    let size: u64 = number(size).ok_or(err("bad size"))?;
+    let rest = rest.strip_prefix(b"zindx=").ok_or(err("no zindx field"))?;
+    let (zindx, rest) = split_once(rest, b' ').ok_or(err("no name field"))?;
+    let zindx: i32 = number(zindx).ok_or(err("bad zindx"))?;
     let name = rest
-        .strip_prefix("name='")
-        .and_then(|r| r.trim_end().strip_suffix('\''))
+        .strip_prefix(b"name='")
+        .and_then(|r| r.trim_ascii_end().strip_suffix(b"'"))
         .ok_or(err("bad name field"))?;
-    Ok((probe.to_string(), size, zindx, name.to_string()))
+    Ok((
+        as_text(probe).into_owned(),
+        size,
+        zindx,
+        as_text(name).into_owned(),
+    ))
 }
 
-/// Parse one `trace_pipe` line.
-pub fn parse_line(line: &str) -> Result<Record, ParseError> {
-    let line = line.trim_end_matches(['\n', '\r']);
+/// Parse one `trace_pipe` line (with or without its line end), as bytes.
+pub fn parse_line(line: impl AsRef<[u8]>) -> Result<Record, ParseError> {
+    let mut line = line.as_ref();
+    while let Some(l) = line
+        .strip_suffix(b"\n")
+        .or_else(|| line.strip_suffix(b"\r"))
+    {
+        line = l;
+    }
     if let Some(r) = parse_lost(line) {
         return Ok(r);
     }
     // Try every "[digits]" in order; the first that has "comm-pid" before
     // it and a well-formed event after it wins.
-    let bytes = line.as_bytes();
     let mut last = err("no CPU column");
     let mut i = 0;
-    while let Some(off) = line[i..].find('[') {
+    while let Some(off) = line[i..].iter().position(|&b| b == b'[') {
         let open = i + off;
         i = open + 1;
-        let Some(close_off) = line[open..].find(']') else {
+        let Some(close_off) = line[open..].iter().position(|&b| b == b']') else {
             break;
         };
         let close = open + close_off;
         let cpu = &line[open + 1..close];
-        if !all_digits(cpu) || open == 0 || bytes[open - 1] != b' ' {
+        if !all_digits(cpu) || open == 0 || line[open - 1] != b' ' {
             continue;
         }
         let Some((comm, pid)) = parse_task(&line[..open]) else {
@@ -211,7 +243,7 @@ pub fn parse_line(line: &str) -> Result<Record, ParseError> {
                 return Ok(Record::Event(Event {
                     comm,
                     pid,
-                    cpu: cpu.parse().map_err(|_| err("bad CPU"))?,
+                    cpu: number(cpu).ok_or(err("bad CPU"))?,
                     timestamp,
                     probe,
                     type_probe,
@@ -226,15 +258,16 @@ pub fn parse_line(line: &str) -> Result<Record, ParseError> {
     Err(last)
 }
 
-/// The dwatch event line: `TIME COMM[PID]: malloc(9) type NAME N bytes`.
+/// The dwatch event line: `TIME COMM[PID]: malloc(9) type NAME N bytes`, the task and the
+/// probe name in text form.
 pub fn format_event(e: &Event) -> String {
     format!(
         "{} {}[{}]: {}(9) type {} {} byte{}",
-        escape_control(&e.timestamp),
-        escape_control(&e.comm),
+        e.timestamp,
+        e.comm,
         e.pid,
         e.probe.as_str(),
-        escape_control(&e.type_probe),
+        e.type_probe,
         e.size,
         if e.size == 1 { "" } else { "s" }
     )
@@ -244,42 +277,93 @@ pub fn format_event(e: &Event) -> String {
 pub const DEFAULT_MALLOC_MIN: u64 = 65536;
 
 /// Validate `DWATCH_MALLOC_MIN` as dwatch does: unset or empty → 65536;
-/// anything but digits → error.
-pub fn malloc_min_from_env(v: Option<&str>) -> Result<u64, String> {
-    match v {
-        None | Some("") => Ok(DEFAULT_MALLOC_MIN),
-        Some(s) if all_digits(s) => s
-            .parse()
-            .map_err(|_| "DWATCH_MALLOC_MIN must be a number".to_string()),
+/// anything but digits (a value that is not UTF-8 included) → error.
+pub fn malloc_min_from_env(v: Option<&OsStr>) -> Result<u64, String> {
+    match v.map(OsStr::as_bytes) {
+        None | Some(b"") => Ok(DEFAULT_MALLOC_MIN),
+        Some(s) if all_digits(s) => {
+            number(s).ok_or_else(|| "DWATCH_MALLOC_MIN must be a number".to_string())
+        }
         Some(_) => Err("DWATCH_MALLOC_MIN must be a number".to_string()),
     }
 }
 
-/// Whether `name` can be put in a filter as a probe name: no ASCII white space (a probe name
-/// has none, see [`probe_name`](crate::probe_name)), quote, backslash or ASCII control
-/// character.
-pub fn valid_probe_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() < 64
-        && !name
-            .chars()
-            .any(|c| c == ' ' || c == '"' || c == '\\' || c.is_ascii_control())
+/// The width of `dtmalloc top`'s header when `COLUMNS` does not give one.
+pub const DEFAULT_COLUMNS: usize = 80;
+
+/// The terminal width `COLUMNS` gives: unset or empty → [`DEFAULT_COLUMNS`]; digits from 1 to
+/// 65535 (what a terminal's `ws_col` holds) → that width; anything else (a value that is not
+/// UTF-8 included) → an error saying so.
+pub fn columns_from_env(v: Option<&OsStr>) -> Result<usize, String> {
+    match v.map(OsStr::as_bytes) {
+        None | Some(b"") => Ok(DEFAULT_COLUMNS),
+        Some(s) => number::<u16>(s)
+            .filter(|&c| c > 0 && all_digits(s))
+            .map(usize::from)
+            .ok_or_else(|| format!("COLUMNS={} is not a width from 1 to 65535", as_text(s))),
+    }
 }
 
-/// The tracefs filter: `size >= MIN` and, for one type, `probe == "NAME"`.
+/// The tracefs filter: `size >= MIN` and, for one type, a test of the `probe` field against
+/// `probe`, the text form of the type's probe name (what the kernel records in the field).
+///
+/// A tracefs filter string is quoted with `"` or `'` and has no escapes: a probe name without
+/// `"` is compared as `probe == "NAME"`, one with `"` but no `'` as `probe == 'NAME'`. One
+/// with both is matched with a glob, `probe ~ "GLOB"`, in which each `"` is `?` and `\`, `*`,
+/// `?` and `[` are escaped with a backslash (and a leading digit or `!`, which tracefs would
+/// read as an index or a negation, is `?`): it selects that probe name and the few that differ
+/// from it where the glob has a `?`, and the caller keeps only the events of the probe name
+/// itself ([`filter_is_exact`]).
+///
+/// ```
+/// use memstat::trace::filter_string;
+/// assert_eq!(filter_string(10, Some("foo_bar")), "size >= 10 && probe == \"foo_bar\"");
+/// assert_eq!(filter_string(0, Some("a\"b")), "probe == 'a\"b'");
+/// assert_eq!(filter_string(0, Some("1\"'\\134")), "probe ~ \"??'\\\\134\"");
+/// ```
 pub fn filter_string(min: u64, probe: Option<&str>) -> String {
+    let probe = probe.map(probe_filter);
     match (min, probe) {
         (0, None) => "0".to_string(),
-        (0, Some(p)) => format!("probe == \"{p}\""),
+        (0, Some(p)) => p,
         (m, None) => format!("size >= {m}"),
-        (m, Some(p)) => format!("size >= {m} && probe == \"{p}\""),
+        (m, Some(p)) => format!("size >= {m} && {p}"),
     }
+}
+
+/// Whether [`filter_string`]'s test of probe name `probe` (a text form) selects that probe
+/// name only: false when it is a glob that the caller must follow with an exact comparison.
+pub fn filter_is_exact(probe: &str) -> bool {
+    !(probe.contains('"') && probe.contains('\''))
+}
+
+/// The test of the `probe` field of [`filter_string`].
+fn probe_filter(probe: &str) -> String {
+    if !probe.contains('"') {
+        return format!("probe == \"{probe}\"");
+    }
+    if !probe.contains('\'') {
+        return format!("probe == '{probe}'");
+    }
+    let mut glob = String::with_capacity(2 * probe.len());
+    for (i, c) in probe.chars().enumerate() {
+        match c {
+            '"' => glob.push('?'),
+            '0'..='9' | '!' if i == 0 => glob.push('?'),
+            '\\' | '*' | '?' | '[' => {
+                glob.push('\\');
+                glob.push(c);
+            }
+            c => glob.push(c),
+        }
+    }
+    format!("probe ~ \"{glob}\"")
 }
 
 /// One row of the `dtmalloc-top` catalogue.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TopRow {
-    /// Probe name of the type.
+    /// Probe name of the type, in text form.
     pub probe: String,
     /// Net bytes: allocated minus freed since the watch began.
     pub net: i64,
@@ -306,7 +390,7 @@ impl Top {
         match r {
             Record::Lost { count, .. } => self.lost = self.lost.saturating_add(*count),
             Record::Event(e) => {
-                self.events += 1;
+                self.events = self.events.saturating_add(1);
                 let size = i64::try_from(e.size).unwrap_or(i64::MAX);
                 let delta = match e.probe {
                     Probe::Malloc => size,
@@ -344,12 +428,7 @@ impl Top {
     pub fn table(&self) -> String {
         let mut s = format!("{:>14} {:>10} {}\n", "NET(B)", "BALANCE", "TYPE");
         for r in self.rows() {
-            s.push_str(&format!(
-                "{:>14} {:>10} {}\n",
-                r.net,
-                r.balance,
-                escape_control(&r.probe)
-            ));
+            s.push_str(&format!("{:>14} {:>10} {}\n", r.net, r.balance, r.probe));
         }
         s
     }

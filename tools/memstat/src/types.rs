@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::slab::{self, SlabCache, SlabSource};
-use crate::stream::{self, CpuStats, RawType, Stream, StreamType};
+use crate::stream::{self, CpuStats, Stream, StreamType, StreamTypeRef};
+use crate::text::{self, name_text};
 use crate::zones::ZoneSizes;
 
 /// The hasher of the merge's map, whose keys are [`key_of`] hashes already:
@@ -40,9 +41,9 @@ type KeyMap = HashMap<u64, usize, BuildHasherDefault<KeyHasher>>;
 /// and a hash of the name (FNV-1a), computed without allocating. Equal
 /// entries have equal keys; entries with equal keys are told apart by
 /// comparing id and name.
-fn key_of(id: u64, name: &str) -> u64 {
+fn key_of(id: u64, name: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in name.as_bytes() {
+    for &b in name {
         h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
     }
     h ^ id.wrapping_mul(0x9e37_79b9_7f4a_7c15)
@@ -76,15 +77,12 @@ fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     }
 }
 
-/// A type of a stream, owned ([`StreamType`]) or as the stream's bytes hold it
-/// ([`RawType`]), as the merge of malloc types reads it.
+/// A type of a stream, owned ([`StreamType`]) or borrowed from the stream's bytes
+/// ([`StreamTypeRef`]), as the merge of malloc types reads it.
 trait MallocRecord {
     fn id(&self) -> u64;
-    /// The name, decoded as an entry holds it (lossy UTF-8).
-    fn name(&self) -> std::borrow::Cow<'_, str>;
-    /// Whether the record's name is `name`, an entry's (decoded) name: compared as bytes, the
-    /// record's name being decoded only when they differ.
-    fn is_named(&self, name: &str) -> bool;
+    /// The name's bytes.
+    fn name(&self) -> &[u8];
     fn load_into(&self, t: &mut MemoryType);
 }
 
@@ -92,28 +90,20 @@ impl MallocRecord for StreamType {
     fn id(&self) -> u64 {
         self.id
     }
-    fn name(&self) -> std::borrow::Cow<'_, str> {
-        std::borrow::Cow::Borrowed(&self.name)
-    }
-    fn is_named(&self, name: &str) -> bool {
-        same_bytes(self.name.as_bytes(), name.as_bytes())
+    fn name(&self) -> &[u8] {
+        &self.name
     }
     fn load_into(&self, t: &mut MemoryType) {
         t.load_malloc(self);
     }
 }
 
-impl MallocRecord for RawType<'_> {
+impl MallocRecord for StreamTypeRef<'_> {
     fn id(&self) -> u64 {
         self.id
     }
-    fn name(&self) -> std::borrow::Cow<'_, str> {
-        stream::decode(self.name)
-    }
-    fn is_named(&self, name: &str) -> bool {
-        // Equal bytes are the whole test for a valid name; a name that is not UTF-8 is stored
-        // decoded, with U+FFFD in place of what was not.
-        same_bytes(self.name, name.as_bytes()) || stream::decode(self.name) == name
+    fn name(&self) -> &[u8] {
+        self.name
     }
     fn load_into(&self, t: &mut MemoryType) {
         t.load_malloc_raw(self);
@@ -247,21 +237,37 @@ pub struct SlabDetails {
     pub order: u64,
     /// Number of caches merged into this one (`aliases`).
     pub aliases: u64,
+    /// The cache's name in its source, as bytes: its SLUB sysfs directory (a unique id such as
+    /// `:0000136` for a cache others can merge into) or its slabinfo name. What tells two
+    /// caches apart from one update to the next.
+    pub cache: Vec<u8>,
+    /// The names of the caches merged into this one, as bytes, the one shown as the entry's
+    /// name first ([`SlabCache::merged`]); empty when nothing is merged into it.
+    pub merged: Vec<Vec<u8>>,
 }
 
 /// One memory type: a malloc type or a slab cache.
 ///
 /// Library-owned fields are replaced on every update; caller-owned fields
 /// ([`MemoryType::caller`], and those of each [`PerCpu`]) are kept.
+///
+/// A name is kept as its bytes ([`MemoryType::name_bytes`]), and shown as its text form
+/// ([`MemoryType::name`], [`crate::text`]): printable ASCII as it is, every other byte and the
+/// backslash as `\NNN`. The text form is what every table, JSON document and event line of the
+/// tools shows; it is lossless (two names have two texts) and never drives a terminal.
 #[derive(Debug, Clone, Default)]
 pub struct MemoryType {
     allocator: Option<Allocator>,
-    name: String,
+    name: Vec<u8>,
+    /// The text form of `name`.
+    name_text: String,
     id: u64,
     zone: u32,
     flags: u32,
     peak: u64,
-    owner: String,
+    owner: Vec<u8>,
+    /// The text form of `owner`.
+    owner_text: String,
     countlimit: u64,
     byteslimit: u64,
     sizemask: u64,
@@ -285,7 +291,7 @@ pub struct MemoryType {
     generation: u64,
 }
 
-/// The [`Header`] of `$t`, a [`StreamType`] or a [`RawType`].
+/// The [`Header`] of `$t`, a [`StreamType`] or a [`StreamTypeRef`].
 macro_rules! header_of {
     ($t:expr) => {
         Header {
@@ -300,7 +306,7 @@ macro_rules! header_of {
 }
 
 /// The header fields of a malloc type in a stream; the name and the owner as the stream's
-/// bytes (decoded only where they differ from the entry's).
+/// bytes.
 struct Header<'a> {
     name: &'a [u8],
     id: u64,
@@ -321,13 +327,23 @@ impl MemoryType {
     pub fn allocator(&self) -> Allocator {
         self.allocator.unwrap_or(Allocator::Malloc)
     }
-    /// `memstat_get_name`.
+    /// `memstat_get_name`: the text form of the name ([`crate::text::name_text`]), what the
+    /// tools show. The same for every name that is printable ASCII without a backslash.
     pub fn name(&self) -> &str {
+        &self.name_text
+    }
+    /// The name's bytes, as the kernel has them.
+    pub fn name_bytes(&self) -> &[u8] {
         &self.name
     }
-    /// The name as a dtmalloc probe: every white-space character replaced by `_`.
+    /// The text form of the name as a dtmalloc probe ([`crate::text::probe_name_text`]):
+    /// every byte of ASCII white space replaced by `_`, then written as text.
     pub fn probe_name(&self) -> String {
-        probe_name(&self.name)
+        text::probe_name_text(&self.name)
+    }
+    /// The probe name's bytes ([`crate::probe_name`]).
+    pub fn probe_name_bytes(&self) -> Vec<u8> {
+        text::probe_name(&self.name)
     }
     /// Registration id of a malloc type (0 for a slab cache).
     pub fn id(&self) -> u64 {
@@ -345,9 +361,13 @@ impl MemoryType {
     pub fn is_module(&self) -> bool {
         self.flags & stream::FLAG_MODULE != 0
     }
-    /// The module that defines the malloc type, or `vmlinux`; empty when
+    /// The module that defines the malloc type, or `vmlinux`, in text form; empty when
     /// the source does not say (a version 1 stream, a slab cache).
     pub fn owner(&self) -> &str {
+        &self.owner_text
+    }
+    /// The owner's bytes.
+    pub fn owner_bytes(&self) -> &[u8] {
         &self.owner
     }
     /// The malloc type's peak bytes in use (accounted sizes) since its
@@ -490,6 +510,29 @@ impl MemoryType {
     pub fn slab_details(&self) -> Option<&SlabDetails> {
         self.slab.as_ref()
     }
+    /// A slab cache's name in its source ([`SlabDetails::cache`]); the name otherwise.
+    fn slab_cache(&self) -> &[u8] {
+        self.slab.as_ref().map_or(&self.name, |s| &s.cache)
+    }
+    /// Whether one of the entry's names is `name` in text form: its name, and for a slab cache
+    /// each name merged into it and its directory's.
+    fn is_named(&self, name: &str) -> bool {
+        self.name_text == name
+            || self.slab.as_ref().is_some_and(|s| {
+                std::iter::once(&s.cache)
+                    .chain(&s.merged)
+                    .any(|n| name_text(n) == name)
+            })
+    }
+    /// The names of the entry as bytes: its name, and for a slab cache each name merged into it
+    /// and its directory's.
+    pub fn all_names(&self) -> impl Iterator<Item = &[u8]> {
+        let slab = self
+            .slab
+            .iter()
+            .flat_map(|s| std::iter::once(&s.cache).chain(&s.merged));
+        std::iter::once(self.name.as_slice()).chain(slab.map(Vec::as_slice))
+    }
 
     /// `_memstat_mt_reset_stats`: zero every library-owned field but the name
     /// and the owner (which the loads set) and resize the per-CPU array to
@@ -520,11 +563,13 @@ impl MemoryType {
         let MemoryType {
             allocator: _,
             name: _,
+            name_text: _,
             id,
             zone,
             flags,
             peak,
             owner: _,
+            owner_text: _,
             countlimit,
             byteslimit,
             sizemask,
@@ -565,7 +610,7 @@ impl MemoryType {
     }
 
     /// Fill from one type of a malloc stream, as its bytes hold it.
-    fn load_malloc_raw(&mut self, t: &RawType<'_>) {
+    fn load_malloc_raw(&mut self, t: &StreamTypeRef<'_>) {
         let h = header_of!(t);
         self.load_malloc_fields(&h, t.stats());
     }
@@ -578,17 +623,19 @@ impl MemoryType {
         self.reset_stats(stats.len());
         // The merge loads an entry whose name is `name` already, or a new, empty one.
         if self.name.is_empty() {
-            self.name = stream::decode(h.name).into_owned();
+            self.name = h.name.to_vec();
+            self.name_text = name_text(h.name);
         }
-        debug_assert_eq!(self.name, stream::decode(h.name));
+        debug_assert_eq!(self.name, h.name);
         self.id = h.id;
         self.zone = h.zone;
         self.flags = h.flags;
         self.peak = h.peak;
-        // Most updates find the owner unchanged: it is neither decoded nor copied then.
-        if !same_bytes(self.owner.as_bytes(), h.owner) {
+        // Most updates find the owner unchanged: it is neither copied nor written as text then.
+        if !same_bytes(&self.owner, h.owner) {
             self.owner.clear();
-            self.owner.push_str(&stream::decode(h.owner));
+            self.owner.extend_from_slice(h.owner);
+            self.owner_text = name_text(h.owner);
         }
         for (p, s) in self.percpu.iter_mut().zip(stats) {
             p.memalloced = s.memalloced;
@@ -597,11 +644,13 @@ impl MemoryType {
             p.numfrees = s.numfrees;
             p.sizemask = s.size;
             p.failures = s.numfailures;
-            self.failures = self.failures.wrapping_add(s.numfailures);
-            self.memalloced = self.memalloced.wrapping_add(s.memalloced);
-            self.memfreed = self.memfreed.wrapping_add(s.memfreed);
-            self.numallocs = self.numallocs.wrapping_add(s.numallocs);
-            self.numfrees = self.numfrees.wrapping_add(s.numfrees);
+            // Sums saturate: a counter that cannot be told is at its largest, never wrapped
+            // round to a small number.
+            self.failures = self.failures.saturating_add(s.numfailures);
+            self.memalloced = self.memalloced.saturating_add(s.memalloced);
+            self.memfreed = self.memfreed.saturating_add(s.memfreed);
+            self.numallocs = self.numallocs.saturating_add(s.numallocs);
+            self.numfrees = self.numfrees.saturating_add(s.numfrees);
             self.sizemask |= s.size;
         }
         // Racy per-CPU sums can make these negative: approximate with 0,
@@ -610,11 +659,17 @@ impl MemoryType {
         self.count = self.numallocs.saturating_sub(self.numfrees);
     }
 
-    /// Fill from a slab cache.
+    /// Fill from a slab cache: named by its own name, the first of the names merged into it
+    /// (what `/proc/slabinfo` shows), or else by its directory.
     fn load_slab(&mut self, c: &SlabCache) {
         self.reset_stats(0);
-        self.name.clone_from(&c.name);
+        let name = c.merged.first().unwrap_or(&c.name);
+        if self.name != *name {
+            self.name.clone_from(name);
+            self.name_text = name_text(name);
+        }
         self.owner.clear();
+        self.owner_text.clear();
         self.size = c.object_size;
         self.rsize = c.slab_size;
         self.count = c.active_objs;
@@ -630,6 +685,8 @@ impl MemoryType {
             objs_per_slab: c.objs_per_slab,
             order: c.order,
             aliases: c.aliases,
+            cache: c.name.clone(),
+            merged: c.merged.clone(),
         });
     }
 
@@ -666,21 +723,6 @@ impl MemoryType {
                 .collect(),
         }
     }
-}
-
-/// Whether `c` becomes `_` in a probe name: the ASCII white space that C's `isspace()` matches
-/// in the "C" locale (space, `\t`, `\n`, `\v`, `\f`, `\r`), as dtmalloc(4) and the kernel's
-/// `dtmalloc` events use; Unicode white space such as U+00A0 or U+0085 is kept.
-pub fn is_probe_space(c: char) -> bool {
-    matches!(c, ' ' | '\t' | '\n' | '\x0b' | '\x0c' | '\r')
-}
-
-/// A dtmalloc probe name: `name` with every ASCII white-space character ([`is_probe_space`])
-/// replaced by `_`.
-pub fn probe_name(name: &str) -> String {
-    name.chars()
-        .map(|c| if is_probe_space(c) { '_' } else { c })
-        .collect()
 }
 
 /// A list of memory types (`struct memory_type_list`).
@@ -734,16 +776,24 @@ impl MemoryTypeList {
     pub fn clear(&mut self) {
         self.types.clear();
     }
-    /// `memstat_mtl_find`: the first entry of `allocator` named `name`.
+    /// `memstat_mtl_find`: the first entry of `allocator` whose name is `name`, in text form
+    /// (what [`MemoryType::name`] returns); a merged slab cache is found by any of the names
+    /// merged into it, and by its sysfs directory's (`:0000136`).
     pub fn find(&self, allocator: AllocatorFilter, name: &str) -> Option<&MemoryType> {
         self.types
             .iter()
-            .find(|t| allocator.matches(t.allocator()) && t.name == name)
+            .find(|t| allocator.matches(t.allocator()) && t.is_named(name))
     }
     /// Mutable [`MemoryTypeList::find`].
     pub fn find_mut(&mut self, allocator: AllocatorFilter, name: &str) -> Option<&mut MemoryType> {
         self.types
             .iter_mut()
+            .find(|t| allocator.matches(t.allocator()) && t.is_named(name))
+    }
+    /// The first entry of `allocator` whose name's bytes are `name`.
+    pub fn find_bytes(&self, allocator: AllocatorFilter, name: &[u8]) -> Option<&MemoryType> {
+        self.types
+            .iter()
             .find(|t| allocator.matches(t.allocator()) && t.name == name)
     }
     /// The malloc type with registration id `id`.
@@ -896,12 +946,18 @@ impl MemoryTypeList {
             .retain(|t| t.allocator() != allocator || t.generation == gen);
     }
 
-    /// Update the malloc types from a parsed stream.
+    /// Update the malloc types from a parsed stream. On error the list is
+    /// left as it was.
     ///
     /// An entry is the same type as a stream record when both the
     /// registration id and the name are equal.
-    pub fn update_malloc_stream(&mut self, s: &Stream) {
-        self.merge_malloc(s.maxcpus, &s.types);
+    ///
+    /// Errors: [`Error::DataError`] for two records with the same id
+    /// ([`stream::check_unique_ids`]), as [`stream::parse_stream`] refuses them.
+    pub fn update_malloc_stream(&mut self, s: &Stream) -> Result<()> {
+        let r = stream::check_unique_ids(s.types.iter().map(|t| t.id))
+            .map(|()| self.merge_malloc(s.maxcpus, &s.types));
+        self.record(r)
     }
 
     /// Update the malloc types from stream bytes. On error the list is left
@@ -909,10 +965,10 @@ impl MemoryTypeList {
     ///
     /// The types are read from `buf` in place (as [`stream::parse_stream_ref`]
     /// does, with its checks): an update allocates nothing per type but for
-    /// the types that are new, and decodes a name or an owner only where it is
-    /// not the entry's already.
+    /// the types that are new, and copies an owner only where it is not the
+    /// entry's already.
     pub fn update_malloc_bytes(&mut self, buf: &[u8]) -> Result<()> {
-        let r = stream::parse_stream_raw(buf).map(|(maxcpus, types)| {
+        let r = stream::parse_stream_ref(buf).map(|(maxcpus, types)| {
             self.merge_malloc(maxcpus, &types);
         });
         self.record(r)
@@ -926,8 +982,8 @@ impl MemoryTypeList {
             Allocator::Malloc,
             types,
             |t| key_of(t.id, &t.name),
-            |st| key_of(st.id(), &st.name()),
-            |t, st| t.id == st.id() && st.is_named(&t.name),
+            |st| key_of(st.id(), st.name()),
+            |t, st| t.id == st.id() && same_bytes(st.name(), &t.name),
             |t, st| {
                 st.load_into(t);
                 t.allocator = Some(Allocator::Malloc);
@@ -980,14 +1036,15 @@ impl MemoryTypeList {
         }
     }
 
-    /// Update the slab caches from already-read caches.
+    /// Update the slab caches from already-read caches: an entry is the same cache as one
+    /// read when their directories (or slabinfo names) are the same.
     pub fn update_slab_caches(&mut self, caches: &[SlabCache]) {
         self.merge(
             Allocator::Slab,
             caches,
-            |t| key_of(0, &t.name),
+            |t| key_of(0, t.slab_cache()),
             |c| key_of(0, &c.name),
-            |t, c| t.name == c.name,
+            |t, c| t.slab_cache() == c.name,
             |t, c| {
                 t.load_slab(c);
                 t.allocator = Some(Allocator::Slab);

@@ -5,7 +5,7 @@
 use std::fs;
 use std::path::Path;
 
-use crate::error::{Error, Result};
+use crate::error::{path_text, Error, Result};
 use crate::types::MemoryType;
 
 /// `MALLOC_TYPE_ZONE_COUNT_MAX`: a size mask has 64 bits.
@@ -88,7 +88,7 @@ impl ZoneSizes {
             let n: usize = c
                 .trim()
                 .parse()
-                .map_err(|_| Error::data(format!("{}: not a number", cp.display())))?;
+                .map_err(|_| Error::data(format!("{}: not a number", path_text(&cp))))?;
             if n < z.sizes.len() {
                 z.sizes.truncate(n);
             }
@@ -180,13 +180,13 @@ pub fn read_sysctl(path: &Path) -> Result<String> {
         if len >= SYSCTL_READ_MAX {
             return Err(Error::data(format!(
                 "{}: larger than {} bytes",
-                path.display(),
+                path_text(path),
                 SYSCTL_READ_MAX
             )));
         }
         len = (len * 4).min(SYSCTL_READ_MAX);
     }
-    String::from_utf8(buf).map_err(|_| Error::data(format!("{}: not text", path.display())))
+    String::from_utf8(buf).map_err(|_| Error::data(format!("{}: not text", path_text(path))))
 }
 
 /// The bytes [`read_sysctl`] asks for first: more than a zone table takes (13 sizes in 60 bytes on

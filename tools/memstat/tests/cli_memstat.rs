@@ -130,7 +130,10 @@ fn both_tables_and_json() {
     assert!(out.status.success());
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["malloc-statistics"]["memory"][0]["type"], "devbuf");
-    assert_eq!(v["memory-zone-statistics"]["zone"][0]["name"], ":0000024");
+    assert_eq!(
+        v["memory-zone-statistics"]["zone"][0]["name"],
+        "anon_vma_chain"
+    );
 }
 
 #[test]
@@ -277,31 +280,77 @@ fn closed_stdout_pipe_exits_quietly() {
     assert!(err.is_empty(), "{err}");
 }
 
-#[test]
-fn control_characters_in_names_are_escaped_in_tables() {
-    let d = tmpdir("cli_memstat_esc");
-    let p = d.join("esc.stream");
-    let types = vec![
-        ty("\x1b[31mred", 1, vec![cpu(64, 0, 1, 0, 1 << 3)]),
-        ty("tab\there", 2, vec![cpu(64, 0, 1, 0, 1 << 3)]),
-    ];
+include!("../../../rust/kernel/malloc_type/name_text.rs");
+
+/// A stream with one type for each name of the shared text-form vector (a newline that would
+/// forge a row, ESC, U+202E, a backslash-n and a newline, bytes that are not UTF-8), type `i`
+/// with `i + 1` allocations.
+fn hostile_stream() -> PathBuf {
+    let d = tmpdir("cli_memstat_hostile");
+    let p = d.join("hostile.stream");
+    let types: Vec<_> = NAME_TEXTS
+        .iter()
+        .zip(1..)
+        .map(|(&(name, _), i)| ty(name, i, vec![cpu(64 * i, 0, i, 0, 1 << 3)]))
+        .collect();
     std::fs::write(&p, memstat::stream::write_stream(1, &types)).unwrap();
-    let out = memstat(&["-f", p.to_str().unwrap(), "-H"]);
-    assert!(out.status.success());
-    let text = String::from_utf8(out.stdout).unwrap();
-    assert!(!text.contains('\x1b') && !text.contains('\t'), "{text:?}");
-    assert!(
-        text.contains("\\u{1b}[31mred     1     1K        1  64\n"),
-        "{text}"
-    );
-    assert!(
-        text.contains("  tab\\there     1     1K        1  64\n"),
-        "{text}"
-    );
-    // JSON keeps the name (serde escapes it).
-    let out = memstat(&["-f", p.to_str().unwrap(), "--json"]);
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["malloc-statistics"]["memory"][0]["type"], "\x1b[31mred");
+    p
+}
+
+/// Every `-m` table (plain, `-l`, humanized or not) writes each name in its text form: one
+/// row per type, printable ASCII only, and two names never look the same.
+#[test]
+fn names_in_every_table_are_text_forms() {
+    let p = hostile_stream();
+    let s = p.to_str().unwrap();
+    for args in [&["-H"][..], &["-h"], &["-l", "-H"], &["-l", "-h"], &["-a"]] {
+        let mut a = vec!["-f", s];
+        a.extend_from_slice(args);
+        let out = memstat(&a);
+        assert_success(&out);
+        assert!(
+            out.stdout
+                .iter()
+                .all(|&b| b == b'\n' || (0x20..0x7f).contains(&b)),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        let text = String::from_utf8(out.stdout).unwrap();
+        let rows: Vec<&str> = text.lines().skip(1).collect();
+        assert_eq!(rows.len(), NAME_TEXTS.len(), "{args:?}:\n{text}");
+        for (row, &(_, name)) in rows.iter().zip(NAME_TEXTS) {
+            let name = std::str::from_utf8(name).unwrap();
+            assert!(
+                row.trim_start().starts_with(&format!("{name} ")),
+                "{args:?}: {row:?} is not the row of {name:?}"
+            );
+        }
+    }
+}
+
+/// JSON names the types by their text forms: lossless and unique, where a lossy decoding
+/// made two names one.
+#[test]
+fn names_in_json_are_text_forms() {
+    let p = hostile_stream();
+    for args in [&["--json"][..], &["--json", "-l", "-a"]] {
+        let mut a = vec!["-f", p.to_str().unwrap()];
+        a.extend_from_slice(args);
+        let out = memstat(&a);
+        assert_success(&out);
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let types: Vec<&str> = v["malloc-statistics"]["memory"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["type"].as_str().unwrap())
+            .collect();
+        let want: Vec<&str> = NAME_TEXTS
+            .iter()
+            .map(|&(_, t)| std::str::from_utf8(t).unwrap())
+            .collect();
+        assert_eq!(types, want);
+    }
 }
 
 /// A source that fails in the middle of `-w` (here a stream cut short, as a read that the
@@ -370,4 +419,147 @@ fn watch_survives_a_failed_update() {
         memuse(&got[0]) + 4,
         "KiB after the good update"
     );
+}
+
+/// The Requests of a type whose two CPUs are at the largest count: the largest count (a sum
+/// that saturates), in the table and in JSON.
+#[test]
+fn per_cpu_sums_saturate_in_the_outputs() {
+    let d = tmpdir("cli_memstat_saturate");
+    let p = d.join("max.stream");
+    let max = u64::MAX;
+    std::fs::write(
+        &p,
+        memstat::stream::write_stream(2, &[ty("big", 1, vec![cpu(0, 0, max, 0, 1); 2])]),
+    )
+    .unwrap();
+    let s = p.to_str().unwrap();
+    let out = memstat(&["-f", s, "--json"]);
+    assert_success(&out);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["malloc-statistics"]["memory"][0]["requests"], max);
+    let out = memstat(&["-f", s, "-H"]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains(" 18446744073709551615 "), "{text}");
+}
+
+/// A stream with two types of one id is refused as corrupt, with the id named.
+#[test]
+fn a_stream_with_a_repeated_id_is_an_error() {
+    let d = tmpdir("cli_memstat_dup_id");
+    let p = d.join("dup.stream");
+    let one = |name: &str| ty(name, 9, vec![cpu(64, 0, 1, 0, 1 << 3)]);
+    std::fs::write(&p, memstat::stream::write_stream(1, &[one("a"), one("b")])).unwrap();
+    for args in [&["--json"][..], &["-H"], &["--prometheus"]] {
+        let mut a = vec!["-f", p.to_str().unwrap()];
+        a.extend_from_slice(args);
+        let out = memstat(&a);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            "memstat: Data format error: types 0 and 1 have the same id 9\n"
+        );
+        assert!(out.stdout.is_empty());
+    }
+}
+
+/// Names that a lossy decoding made one (two bytes that are not UTF-8) keep two label sets in
+/// the Prometheus exposition: the labels hold text forms.
+#[test]
+fn names_equal_after_lossy_decoding_keep_distinct_labels() {
+    let d = tmpdir("cli_memstat_lossy");
+    let p = d.join("lossy.stream");
+    let types = [
+        ty(b"x\xff", 1, vec![cpu(64, 0, 1, 0, 1 << 3)]),
+        ty(b"x\xfe", 2, vec![cpu(64, 0, 1, 0, 1 << 3)]),
+    ];
+    std::fs::write(&p, memstat::stream::write_stream(1, &types)).unwrap();
+    let out = memstat(&["-f", p.to_str().unwrap(), "--prometheus"]);
+    assert_success(&out);
+    let text = String::from_utf8(out.stdout).unwrap();
+    let samples: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("malloc_type_in_use_bytes{"))
+        .collect();
+    assert_eq!(samples.len(), 2, "{text}");
+    assert!(
+        samples[0].contains("type=\"x\\\\377\",probe=\"x\\\\377\""),
+        "{text}"
+    );
+    assert!(
+        samples[1].contains("type=\"x\\\\376\",probe=\"x\\\\376\""),
+        "{text}"
+    );
+    assert!(text.is_ascii());
+}
+
+/// `--name` takes a pattern ([`memstat::pattern`]) and matches it against a type's name and
+/// its probe name, as bytes: `?` is one byte, `\NNN` any byte, classes take ranges of bytes.
+#[test]
+fn name_patterns_match_the_bytes_of_names() {
+    let p = hostile_stream();
+    let selected = |pattern: &str| -> Vec<String> {
+        let out = memstat(&["-f", p.to_str().unwrap(), "--json", "--name", pattern]);
+        assert_success(&out);
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["malloc-statistics"]["memory"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["type"].as_str().unwrap().to_string())
+            .collect()
+    };
+    for (pattern, want) in [
+        ("nl?row*", &["nl\\012row 0 0 0"][..]),
+        ("nl_row_0_0_0", &["nl\\012row 0 0 0"]),
+        ("esc\\033[31m*", &["esc\\033[31mred"]),
+        ("a\\134n", &["a\\134n"]),
+        ("a\\012", &["a\\012"]),
+        ("a?", &["a\\012"]),
+        ("a_", &["a\\012"]),
+        ("[\\200-\\377]*", &["\\303\\240 la carte", "\\377\\376"]),
+        (
+            "*[\\001-\\037\\177]*",
+            &[
+                "nl\\012row 0 0 0",
+                "esc\\033[31mred",
+                "tab\\011here",
+                "a\\012",
+                "del\\177",
+                "\\001",
+            ],
+        ),
+        ("rlo???evil", &["rlo\\342\\200\\256evil"]),
+        ("*\\134*", &["back\\134slash", "a\\134n"]),
+        ("~\\041*", &["~!\"#$%&'()*+,-./:;<=>?@[]^_`{|}"]),
+        ("foo?bar", &["foo bar"]),
+    ] {
+        assert_eq!(selected(pattern), want, "--name {pattern}");
+    }
+}
+
+/// A pattern the rule refuses is a usage error naming what is wrong.
+#[test]
+fn bad_name_patterns_are_usage_errors() {
+    let p = hostile_stream();
+    for (pattern, err) in [
+        (
+            "foo bar",
+            "memstat: --name 'foo bar': a space at offset 3: a pattern is printable ASCII without spaces (write \\040)\n",
+        ),
+        (
+            "a\\n",
+            "memstat: --name 'a\\134n': backslash at offset 1: a backslash starts \\NNN, three octal digits from 001 to 377 (a backslash itself is \\134)\n",
+        ),
+        ("", "memstat: --name '': a pattern is 1 to 124 bytes, not empty\n"),
+        (
+            "\u{1b}[2J",
+            "memstat: --name '\\033[2J': byte 0x1b at offset 0: a pattern is printable ASCII without spaces (write \\033)\n",
+        ),
+    ] {
+        let out = memstat(&["-f", p.to_str().unwrap(), "--name", pattern]);
+        assert_eq!(out.status.code(), Some(2), "{pattern:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stderr), err);
+        assert!(out.stdout.is_empty());
+    }
 }

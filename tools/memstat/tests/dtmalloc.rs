@@ -1,13 +1,15 @@
 mod common;
 
+use std::ffi::OsStr;
 use std::fs;
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::process::Command;
 
 use common::{assert_success, run_until_stdout_closed, tmpdir};
 use memstat::trace::{
-    filter_string, format_event, malloc_min_from_env, parse_cpu_stats, parse_line,
-    valid_probe_name, Probe, Record, Top,
+    columns_from_env, filter_is_exact, filter_string, format_event, malloc_min_from_env,
+    parse_cpu_stats, parse_line, Probe, Record, Top,
 };
 
 const L1: &str = "          insmod-123     [001] .....   12.345678: malloc: probe=foo_bar size=4096 zindx=12 name='foo bar'";
@@ -108,7 +110,7 @@ fn malformed_lines_are_errors() {
 fn top_aggregates_and_sorts() {
     let mut t = Top::new();
     let line = |p: &str, ty: &str, size: u64| {
-        parse_line(&format!(
+        parse_line(format!(
             "a-1 [000] ..... 1.0: {p}: probe={ty} size={size} zindx=0 name='{ty}'"
         ))
         .unwrap()
@@ -152,25 +154,52 @@ fn top_aggregates_and_sorts() {
 
 #[test]
 fn dwatch_malloc_min() {
+    let env = |v: &[u8]| malloc_min_from_env(Some(OsStr::from_bytes(v)));
     assert_eq!(malloc_min_from_env(None), Ok(65536));
-    assert_eq!(malloc_min_from_env(Some("")), Ok(65536));
-    assert_eq!(malloc_min_from_env(Some("0")), Ok(0));
-    assert_eq!(malloc_min_from_env(Some("4096")), Ok(4096));
+    assert_eq!(env(b""), Ok(65536));
+    assert_eq!(env(b"0"), Ok(0));
+    assert_eq!(env(b"4096"), Ok(4096));
     for bad in [
-        "abc",
-        "-1",
-        "+5",
-        " 5",
-        "5k",
-        "1.5",
-        "99999999999999999999999",
+        &b"abc"[..],
+        b"-1",
+        b"+5",
+        b" 5",
+        b"5k",
+        b"1.5",
+        b"99999999999999999999999",
+        b"\xff",
+        b"1\xff",
     ] {
         assert_eq!(
-            malloc_min_from_env(Some(bad)),
+            env(bad),
             Err("DWATCH_MALLOC_MIN must be a number".into()),
-            "{bad}"
+            "{bad:?}"
         );
     }
+}
+
+#[test]
+fn columns() {
+    let env = |v: &[u8]| columns_from_env(Some(OsStr::from_bytes(v)));
+    assert_eq!(columns_from_env(None), Ok(80));
+    assert_eq!(env(b""), Ok(80));
+    assert_eq!(env(b"132"), Ok(132));
+    assert_eq!(env(b"65535"), Ok(65535));
+    for bad in [
+        &b"0"[..],
+        b"65536",
+        b"99999999999",
+        b"+80",
+        b"80 ",
+        b"wide",
+        b"\xff",
+    ] {
+        assert!(env(bad).is_err(), "{bad:?}");
+    }
+    assert_eq!(
+        env(b"\x1b[2J"),
+        Err("COLUMNS=\\033[2J is not a width from 1 to 65535".into())
+    );
 }
 
 #[test]
@@ -182,10 +211,18 @@ fn filters_and_probe_names() {
         "size >= 10 && probe == \"foo_bar\""
     );
     assert_eq!(filter_string(0, Some("x")), "probe == \"x\"");
-    assert!(valid_probe_name("foo_bar"));
-    assert!(!valid_probe_name("a\"b"));
-    assert!(!valid_probe_name("a b"));
-    assert!(!valid_probe_name(""));
+    // Text forms hold any printable ASCII: a quote is quoted with the other one, and with
+    // both a glob stands for each `"` and escapes glob_match()'s characters.
+    assert_eq!(filter_string(0, Some("a\"b")), "probe == 'a\"b'");
+    assert_eq!(filter_string(0, Some("a'b")), "probe == \"a'b\"");
+    assert_eq!(
+        filter_string(5, Some("a\"b'*?[\\033")),
+        "size >= 5 && probe ~ \"a?b'\\*\\?\\[\\\\033\""
+    );
+    assert_eq!(filter_string(0, Some("!\"'")), "probe ~ \"??'\"");
+    assert_eq!(filter_string(0, Some("7\"'")), "probe ~ \"??'\"");
+    assert!(filter_is_exact("a\"b") && filter_is_exact("a'b") && filter_is_exact("x"));
+    assert!(!filter_is_exact("a\"b'"));
     assert_eq!(
         parse_cpu_stats("entries: 0\noverrun: 3\ncommit overrun: 1\ndropped events: 2\n"),
         (3, 2)
@@ -215,14 +252,27 @@ fn fake_tracefs(name: &str) -> std::path::PathBuf {
 }
 
 fn dtmalloc(root: &Path, args: &[&str], env_min: Option<&str>) -> std::process::Output {
+    dtmalloc_env(root, args, env_min.map(str::as_bytes), None)
+}
+
+/// [`dtmalloc`] with `DWATCH_MALLOC_MIN` and `COLUMNS` as bytes, unset when `None`.
+fn dtmalloc_env(
+    root: &Path,
+    args: &[&str],
+    env_min: Option<&[u8]>,
+    columns: Option<&[u8]>,
+) -> std::process::Output {
     let mut c = Command::new(env!("CARGO_BIN_EXE_dtmalloc"));
     c.arg("--tracefs")
         .arg(root)
         .arg("--fake-tracefs")
         .args(args);
-    c.env_remove("DWATCH_MALLOC_MIN");
+    c.env_remove("DWATCH_MALLOC_MIN").env_remove("COLUMNS");
     if let Some(m) = env_min {
-        c.env("DWATCH_MALLOC_MIN", m);
+        c.env("DWATCH_MALLOC_MIN", OsStr::from_bytes(m));
+    }
+    if let Some(m) = columns {
+        c.env("COLUMNS", OsStr::from_bytes(m));
     }
     c.output().expect("run dtmalloc")
 }
@@ -294,14 +344,44 @@ fn fake_tracefs_type_and_min_filter_and_default_instance() {
 
 #[test]
 fn bad_dwatch_malloc_min_exits_2() {
-    let root = fake_tracefs("dt_badmin");
-    let out = dtmalloc(&root, &[], Some("lots"));
-    assert_eq!(out.status.code(), Some(2));
-    assert_eq!(
-        String::from_utf8_lossy(&out.stderr),
-        "dtmalloc: DWATCH_MALLOC_MIN must be a number\n"
-    );
-    assert!(!root.join("fake-writes.log").exists());
+    // A value that is not UTF-8 is no number either.
+    for bad in [&b"lots"[..], b"\xff", b"12\xff"] {
+        let root = fake_tracefs("dt_badmin");
+        let out = dtmalloc_env(&root, &[], Some(bad), None);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            "dtmalloc: DWATCH_MALLOC_MIN must be a number\n"
+        );
+        assert!(!root.join("fake-writes.log").exists());
+    }
+}
+
+/// `top`'s header is `COLUMNS` wide; a `COLUMNS` that is no width is said on stderr, and the
+/// default width used.
+#[test]
+fn top_header_width_from_columns() {
+    let header = |columns: Option<&[u8]>| {
+        let root = fake_tracefs("dt_columns");
+        let out = dtmalloc_env(&root, &["top", "--once"], None, columns);
+        assert_success(&out);
+        let text = String::from_utf8(out.stdout).unwrap();
+        let width = text.lines().nth(1).unwrap().len();
+        (width, String::from_utf8(out.stderr).unwrap())
+    };
+    let (w, err) = header(None);
+    assert_eq!(w, 80);
+    assert!(!err.contains("COLUMNS"), "{err}");
+    assert_eq!(header(Some(b"100")).0, 100);
+    for bad in [&b"\xff"[..], b"99999999999", b"0"] {
+        let (w, err) = header(Some(bad));
+        assert_eq!(w, 80, "{bad:?}");
+        assert!(
+            err.starts_with("dtmalloc: COLUMNS=")
+                && err.contains(" is not a width from 1 to 65535; using 80\n"),
+            "{err}"
+        );
+    }
 }
 
 #[test]
@@ -408,28 +488,104 @@ fn lost_event_totals_saturate() {
     );
 }
 
+/// What a kernel with the text form writes: the `probe` and `name` fields are text forms,
+/// taken as they are (not escaped twice), a literal backslash-n and a newline told apart.
 #[test]
-fn control_characters_are_escaped_in_event_and_top_output() {
-    let line =
-        "  \u{1b}[31mevil-5 [000] ..... 1.000000: malloc: probe=t\u{1b}[0m size=8 zindx=0 name='t'";
-    let e = ev(line);
+fn text_form_fields_are_taken_as_they_are() {
+    let e = ev("  insmod-1 [000] ..... 1.000000: malloc: probe=nl_row_0_0_0 size=8 zindx=0 name='nl\\012row 0 0 0'");
+    assert_eq!(
+        (e.type_probe.as_str(), e.name.as_str()),
+        ("nl_row_0_0_0", "nl\\012row 0 0 0")
+    );
+    let e = ev("a-1 [000] ..... 1.0: free: probe=a\\134n size=8 zindx=0 name='a\\134n'");
+    assert_eq!(
+        (e.type_probe.as_str(), e.name.as_str()),
+        ("a\\134n", "a\\134n")
+    );
+    let e = ev("a-1 [000] ..... 1.0: free: probe=a\\012 size=8 zindx=0 name='a\\012'");
+    assert_eq!(format_event(&e), "1.0 a[1]: free(9) type a\\012 8 bytes");
+}
+
+/// What an older kernel writes: raw bytes in the fields (ESC, U+202E, bytes that are not
+/// UTF-8, a backslash that starts no escape) and in the task name are put in text form.
+#[test]
+fn raw_fields_are_put_in_text_form() {
+    let line: &[u8] = b"  \x1b[31mevil-5 [000] ..... 1.000000: malloc: probe=t\x1b[0m\xff\\n size=8 zindx=0 name='t\x1b[0m\xff\\n'";
+    let e = match parse_line(line) {
+        Ok(Record::Event(e)) => e,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(e.comm, "\\033[31mevil");
+    assert_eq!(e.type_probe, "t\\033[0m\\377\\134n");
+    assert_eq!(e.name, "t\\033[0m\\377\\134n");
     assert_eq!(
         format_event(&e),
-        "1.000000 \\u{1b}[31mevil[5]: malloc(9) type t\\u{1b}[0m 8 bytes"
+        "1.000000 \\033[31mevil[5]: malloc(9) type t\\033[0m\\377\\134n 8 bytes"
     );
+    let e = ev(
+        "a-1 [000] ..... 1.0: malloc: probe=rlo\u{202e}evil size=8 zindx=0 name='rlo\u{202e}evil'",
+    );
+    assert_eq!(e.type_probe, "rlo\\342\\200\\256evil");
     let mut top = Top::new();
     top.add(&Record::Event(e));
     assert_eq!(
         top.table(),
-        "        NET(B)    BALANCE TYPE\n             8          1 t\\u{1b}[0m\n"
+        "        NET(B)    BALANCE TYPE\n             8          1 rlo\\342\\200\\256evil\n"
     );
-    let root = fake_tracefs("dt_esc");
-    fs::write(root.join("trace_pipe"), format!("{line}\n")).unwrap();
-    let out = dtmalloc(&root, &["--instance", "esc"], Some("0"));
-    assert!(out.status.success());
+}
+
+/// The pipe of a run: hostile names in text form (a kernel with the text form) and raw (an
+/// older one), an unparsable line with an escape sequence.
+const HOSTILE_PIPE: &[u8] =
+    b"a-1 [000] ..... 1.0: malloc: probe=nl_row_0_0_0 size=8 zindx=0 name='nl\\012row 0 0 0'
+a-1 [000] ..... 2.0: malloc: probe=esc\x1b[31mred size=16 zindx=1 name='esc\x1b[31mred'
+a-1 [000] ..... 3.0: malloc: probe=a\\134n size=32 zindx=2 name='a\\134n'
+a-1 [000] ..... 4.0: malloc: probe=a\\012 size=64 zindx=3 name='a\\012'
+a-1 [000] ..... 5.0: free: probe=\xc3\xa0_la_carte size=1 zindx=0 name='\xc3\xa0 la carte'
+garbage \x1b[2J\xe2\x80\xae line
+";
+
+/// Every output of a run, the events, `top` and the unparsed lines of `-v`, is printable
+/// ASCII with each name in its text form.
+#[test]
+fn hostile_names_in_event_top_and_verbose_output() {
+    let printable = |b: &[u8]| b.iter().all(|&c| c == b'\n' || (0x20..0x7f).contains(&c));
+    let root = fake_tracefs("dt_hostile");
+    fs::write(root.join("trace_pipe"), HOSTILE_PIPE).unwrap();
+    let out = dtmalloc(&root, &["--instance", "h", "-v"], Some("0"));
+    assert_success(&out);
+    assert!(printable(&out.stdout), "{:?}", out.stdout);
+    assert!(printable(&out.stderr), "{:?}", out.stderr);
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "1.0 a[1]: malloc(9) type nl_row_0_0_0 8 bytes\n\
+         2.0 a[1]: malloc(9) type esc\\033[31mred 16 bytes\n\
+         3.0 a[1]: malloc(9) type a\\134n 32 bytes\n\
+         4.0 a[1]: malloc(9) type a\\012 64 bytes\n\
+         5.0 a[1]: free(9) type \\303\\240_la_carte 1 byte\n"
+    );
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("dtmalloc: unrecognised trace line: no CPU column: garbage \\033[2J\\342\\200\\256 line\n"),
+        "{err}"
+    );
+    let root = fake_tracefs("dt_hostile_top");
+    fs::write(root.join("trace_pipe"), HOSTILE_PIPE).unwrap();
+    let out = dtmalloc(&root, &["--instance", "ht", "top", "--once"], None);
+    assert_success(&out);
+    assert!(printable(&out.stdout), "{:?}", out.stdout);
     let text = String::from_utf8(out.stdout).unwrap();
-    assert!(!text.contains('\u{1b}'), "{text:?}");
-    assert!(text.contains("\\u{1b}[31mevil[5]"), "{text}");
+    let rows: Vec<&str> = text.lines().skip(3).collect();
+    assert_eq!(
+        rows,
+        [
+            "            64          1 a\\012",
+            "            32          1 a\\134n",
+            "            16          1 esc\\033[31mred",
+            "             8          1 nl_row_0_0_0",
+            "            -1         -1 \\303\\240_la_carte",
+        ]
+    );
 }
 
 #[test]
@@ -502,53 +658,35 @@ fn list_probes() {
     );
 }
 
-/// A name the kernel's selection cannot express (a ':' or more than 31
-/// bytes) is watched through the instance's filter alone.
+/// Every name is one type's spec, by its exact pattern: `:`, a leading `!` and the glob
+/// characters are written `\NNN`, so that the selection has exactly that type; the spec is
+/// taken out at the end. A type selected already by the same spec is left as it was.
 #[test]
-fn fake_tracefs_type_not_expressible_as_a_spec() {
-    for name in ["a:b", "a_type_name_longer_than_31_bytes_"] {
-        let root = fake_tracefs("dt_noselect");
-        fs::write(root.join("set_dtmalloc_probes"), "").unwrap();
-        let out = dtmalloc(
-            &root,
-            &["--instance", "n", "--type", name, "--min", "0"],
-            None,
-        );
-        assert!(
-            out.status.success(),
-            "{name}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert_eq!(
-            fs::read_to_string(root.join("set_dtmalloc_probes")).unwrap(),
-            ""
-        );
-        let log = fs::read_to_string(root.join("fake-writes.log")).unwrap();
-        assert!(
-            log.contains(&format!("filter probe == \"{name}\"")),
-            "{log}"
-        );
-    }
-}
-
-/// Names that are not one type's spec (`!NAME` would remove one, globs
-/// select other types) are not selected, and a type selected already is
-/// left as it was: the watch ends without taking its spec out.
-#[test]
-fn fake_tracefs_selection_is_left_to_its_owners() {
-    for name in ["!foo", "foo*", "?", "[a-z]x"] {
-        let root = fake_tracefs("dt_glob");
+fn fake_tracefs_selection_by_exact_patterns() {
+    for (name, spec) in [
+        ("a:b", "a\\072b"),
+        ("!foo", "\\041foo"),
+        ("foo*", "foo\\052"),
+        ("?", "\\077"),
+        ("[a-z]x", "\\133a-z]x"),
+    ] {
+        let root = fake_tracefs("dt_exact");
         fs::write(root.join("set_dtmalloc_probes"), "foo:malloc\nfoo:free\n").unwrap();
         let out = dtmalloc(
             &root,
             &["--instance", "g", "--type", name, "--min", "0"],
             None,
         );
-        assert!(out.status.success(), "{name}");
+        assert_success(&out);
         assert_eq!(
             fs::read_to_string(root.join("set_dtmalloc_probes")).unwrap(),
-            "foo:malloc\nfoo:free\n",
+            format!("foo:malloc\nfoo:free\n{spec}\n!{spec}\n"),
             "{name}"
+        );
+        let log = fs::read_to_string(root.join("fake-writes.log")).unwrap();
+        assert!(
+            log.contains(&format!("filter probe == \"{name}\"\n")),
+            "{log}"
         );
     }
     let root = fake_tracefs("dt_owned");
@@ -569,15 +707,130 @@ fn fake_tracefs_selection_is_left_to_its_owners() {
     );
 }
 
-/// `-l` copies any bytes, and refuses a list past its limit instead of
-/// cutting it.
+/// `-t` takes a name as memstat shows it (a text form) or as its bytes, and selects exactly
+/// that probe: the exact pattern in the selection, a filter on the text form, quoted with the
+/// quote it does not hold, or a glob and an exact check when it holds both.
+#[test]
+fn fake_tracefs_type_of_any_name() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let cases: [(&[u8], &str, &str); 6] = [
+        (
+            b"nl\\012row 0 0 0",
+            "nl_row_0_0_0",
+            "probe == \"nl_row_0_0_0\"",
+        ),
+        (
+            b"nl\nrow 0 0 0",
+            "nl_row_0_0_0",
+            "probe == \"nl_row_0_0_0\"",
+        ),
+        (
+            b"esc\x1b[31mred",
+            "esc\\033\\13331mred",
+            "probe == \"esc\\033[31mred\"",
+        ),
+        (
+            b"\xc3\xa0 la carte",
+            "\\303\\240_la_carte",
+            "probe == \"\\303\\240_la_carte\"",
+        ),
+        (b"a\\n", "a\\134n", "probe == \"a\\134n\""),
+        (b"\"q'", "\"q'", "probe ~ \"?q'\""),
+    ];
+    for (name, spec, filter) in cases {
+        let root = fake_tracefs("dt_any");
+        fs::write(root.join("set_dtmalloc_probes"), "").unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_dtmalloc"))
+            .arg("--tracefs")
+            .arg(&root)
+            .args(["--fake-tracefs", "--instance", "a", "--min", "0", "--type"])
+            .arg(OsStr::from_bytes(name))
+            .output()
+            .unwrap();
+        assert_success(&out);
+        assert_eq!(
+            fs::read_to_string(root.join("set_dtmalloc_probes")).unwrap(),
+            format!("{spec}\n!{spec}\n"),
+            "{name:?}"
+        );
+        let log = fs::read_to_string(root.join("fake-writes.log")).unwrap();
+        assert!(
+            log.contains(&format!("/malloc/filter {filter}\n")),
+            "{name:?}: {log}"
+        );
+    }
+}
+
+/// With a probe name that holds both quotes the filter is a glob: the events of the other
+/// probe names it lets through are dropped, those of the probe name are shown.
+#[test]
+fn fake_tracefs_type_with_both_quotes_is_exact() {
+    let root = fake_tracefs("dt_quotes");
+    fs::write(
+        root.join("trace_pipe"),
+        "a-1 [000] ..... 1.0: malloc: probe=a\"b'c size=8 zindx=0 name='a\"b'c'\n\
+         a-1 [000] ..... 2.0: malloc: probe=aXb'c size=16 zindx=0 name='aXb'c'\n\
+         a-1 [000] ..... 3.0: free: probe=a\"b'c size=8 zindx=0 name='a\"b'c'\n",
+    )
+    .unwrap();
+    let out = dtmalloc(
+        &root,
+        &["--instance", "q", "--type", "a\"b'c", "--min", "0"],
+        None,
+    );
+    assert_success(&out);
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "1.0 a[1]: malloc(9) type a\"b'c 8 bytes\n3.0 a[1]: free(9) type a\"b'c 8 bytes\n"
+    );
+    let log = fs::read_to_string(root.join("fake-writes.log")).unwrap();
+    assert!(log.contains("/malloc/filter probe ~ \"a?b'c\"\n"), "{log}");
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("dtmalloc: 2 events,"), "{err}");
+}
+
+/// A name that no type can have is a usage error.
+#[test]
+fn type_names_of_no_type_are_usage_errors() {
+    let root = fake_tracefs("dt_badtype");
+    for (name, err) in [
+        ("", "dtmalloc: --type '': a type's name is 1 to 31 bytes\n"),
+        (
+            "a_type_name_longer_than_31_bytes",
+            "dtmalloc: --type 'a_type_name_longer_than_31_bytes': a type's name is 1 to 31 bytes\n",
+        ),
+    ] {
+        let out = dtmalloc(&root, &["--type", name], Some("0"));
+        assert_eq!(out.status.code(), Some(2), "{name}");
+        assert_eq!(String::from_utf8_lossy(&out.stderr), err);
+    }
+    assert!(!root.join("fake-writes.log").exists());
+    // 31 bytes as text forms: 124 characters.
+    let out = dtmalloc(
+        &root,
+        &["--instance", "l", "--type", &"\\377".repeat(31)],
+        Some("0"),
+    );
+    assert_success(&out);
+}
+
+/// `-l` copies a list of text forms (a kernel with the text form) as it is, puts an older
+/// kernel's raw bytes in text form, and refuses a list past its limit instead of cutting it.
 #[test]
 fn list_probes_bytes_and_limit() {
     let root = fake_tracefs("dt_list_bytes");
-    fs::write(root.join("dtmalloc_probes"), b"ID \xc3\xa0_la_carte \xff\n").unwrap();
+    let text_form =
+        "    3   dtmalloc                                nl_row_0_0_0\\033[0m\\134n malloc\n";
+    let mut listing = text_form.as_bytes().to_vec();
+    listing.extend_from_slice(b"    5   dtmalloc  \xc3\xa0_la_carte\x1b[2J\\n free\n\xff");
+    fs::write(root.join("dtmalloc_probes"), &listing).unwrap();
     let out = dtmalloc(&root, &["-l"], None);
     assert!(out.status.success());
-    assert_eq!(out.stdout, b"ID \xc3\xa0_la_carte \xff\n");
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        format!("{text_form}    5   dtmalloc  \\303\\240_la_carte\\033[2J\\134n free\n\\377")
+    );
     let f = fs::File::create(root.join("dtmalloc_probes")).unwrap();
     f.set_len((64 << 20) + 1).unwrap();
     drop(f);
@@ -589,4 +842,48 @@ fn list_probes_bytes_and_limit() {
         err.ends_with("dtmalloc_probes: larger than 67108864 bytes\n"),
         "{err}"
     );
+}
+
+/// A last line without its newline (the input ended in the middle of it) is counted as
+/// unparsed, said so in the summary and shown by `-v`; a watch stopped by its count leaves
+/// the lines after it uncounted.
+#[test]
+fn partial_last_line_is_counted() {
+    let root = fake_tracefs("dt_partial");
+    fs::write(
+        root.join("trace_pipe"),
+        "a-1 [000] ..... 1.0: malloc: probe=x size=8 zindx=0 name='x'\n\
+         a-1 [000] ..... 2.0: malloc: probe=x size=16 zindx=0 name='x'\n\
+         a-1 [000] ..... 3.0: malloc: probe=x size=32 zindx=0 name=\x1b",
+    )
+    .unwrap();
+    let out = dtmalloc(&root, &["--instance", "p", "-v"], Some("0"));
+    assert_success(&out);
+    assert_eq!(out.stdout.iter().filter(|&&b| b == b'\n').count(), 2);
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains(
+            "dtmalloc: partial last line: a-1 [000] ..... 3.0: malloc: probe=x size=32 zindx=0 name=\\033\n"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.ends_with(
+            "dtmalloc: 2 events, 5 lost (LOST EVENTS markers 0, overrun 3, dropped 2), 1 unparsed lines (the last one partial: no newline at its end)\n"
+        ),
+        "{err}"
+    );
+    // Stopped by its count after the first event: nothing is partial.
+    let root = fake_tracefs("dt_partial_count");
+    fs::write(
+        root.join("trace_pipe"),
+        "a-1 [000] ..... 1.0: malloc: probe=x size=8 zindx=0 name='x'\n\
+         a-1 [000] ..... 2.0: malloc: probe=x size=16 zindx=0 name='x'\n\
+         a-1 [000] ..... 3.0: malloc: probe=x",
+    )
+    .unwrap();
+    let out = dtmalloc(&root, &["--instance", "c", "-c", "1"], Some("0"));
+    assert_success(&out);
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.ends_with(", 0 unparsed lines\n"), "{err}");
 }

@@ -73,15 +73,13 @@ fn expected() -> Vec<StreamType> {
     specs()
         .into_iter()
         .map(|t| StreamType {
-            name: t.name.clone(),
+            name: t.name.clone().into_bytes(),
             id: t.id,
             zone: t.zone,
             flags: t.flags | if t.peak.is_some() { FLAG_PEAK } else { 0 },
             peak: t.peak.map_or(0, |p| p.max(0) as u64),
             // 63 bytes at most, as strscpy() into mth_owner[64].
-            owner: t
-                .owner
-                .map_or(String::new(), |o| o.chars().take(63).collect()),
+            owner: t.owner.map_or(Vec::new(), |o| o.bytes().take(63).collect()),
             stats: t
                 .stats
                 .iter()

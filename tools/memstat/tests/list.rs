@@ -97,7 +97,7 @@ fn caller_fields_survive_updates_and_vanished_types_go() {
     // Second snapshot: devbuf grew, "temp" and dup#6 vanished, "new" appeared.
     let mut types = sample_types();
     types[0].stats[2] = cpu(8192, 0, 2, 0, 1 << 12);
-    types.retain(|t| t.name != "temp" && t.id != 6);
+    types.retain(|t| t.name != b"temp" && t.id != 6);
     types.push(ty("new", 8, vec![cpu(32, 0, 1, 0, 1 << 2)]));
     l.update_malloc_bytes(&write_stream(4, &types)).unwrap();
     assert!(l.find(AllocatorFilter::Any, "temp").is_none());
@@ -215,64 +215,88 @@ fn zone_sysctls_that_vanish() {
     assert!(m.zones().from_kernel());
 }
 
+/// Two records with the same id (a crafted or corrupt stream) are refused: the update fails
+/// with an error naming the id and leaves the list as it was, so that no two entries share an
+/// id (and no two exported label sets are the same).
 #[test]
-fn identical_records_stay_distinct_entries_in_order() {
-    // Two records with the same id and name (a crafted stream): two entries,
-    // matched to the records in order on every update, so that each keeps its
-    // caller fields; a third update without the second record drops the
-    // second entry.
+fn records_with_the_same_id_are_refused() {
     let twins = |a: u64, b: u64| {
         vec![
             ty("twin", 9, vec![cpu(a, 0, 1, 0, 1 << 3)]),
             ty("twin", 9, vec![cpu(b, 0, 1, 0, 1 << 3)]),
         ]
     };
-    let mut l = MemoryTypeList::new();
-    l.update_malloc_bytes(&write_stream(1, &twins(64, 128)))
-        .unwrap();
-    for (i, t) in l.iter_mut().enumerate() {
-        t.set_caller_uint64(0, i as u64 + 1).unwrap();
+    let mut l = loaded();
+    let e = l
+        .update_malloc_bytes(&write_stream(1, &twins(64, 128)))
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::DataError);
+    assert_eq!(
+        e.to_string(),
+        "Data format error: types 0 and 1 have the same id 9"
+    );
+    assert_eq!(l.error(), Some(ErrorKind::DataError));
+    assert_eq!(l.len(), 7);
+    // Not next to each other, ids neither rising nor falling, different names.
+    let mut types = sample_types();
+    types[5].id = 2;
+    let e = l.update_malloc_bytes(&write_stream(4, &types)).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "Data format error: types 1 and 5 have the same id 2"
+    );
+    let s = memstat::stream::Stream {
+        version: 2,
+        maxcpus: 1,
+        types: twins(1, 2),
+    };
+    assert!(l.update_malloc_stream(&s).is_err());
+    assert_eq!(l.len(), 7);
+    // Ids that fall, as the kernel lists its types, or rise: accepted.
+    for ids in [[3, 2, 1], [1, 2, 3]] {
+        let types: Vec<_> = ids.iter().map(|&i| ty("t", i, vec![])).collect();
+        l.update_malloc_bytes(&write_stream(1, &types)).unwrap();
+        assert_eq!(l.len(), 3);
     }
-    l.update_malloc_bytes(&write_stream(1, &twins(256, 512)))
-        .unwrap();
-    let got: Vec<_> = l
-        .iter()
-        .map(|t| (t.memalloced(), t.caller_uint64(0)))
-        .collect();
-    assert_eq!(got, [(256, Some(1)), (512, Some(2))]);
-    let one = vec![ty("twin", 9, vec![cpu(1024, 0, 1, 0, 1 << 3)])];
-    l.update_malloc_bytes(&write_stream(1, &one)).unwrap();
-    let got: Vec<_> = l
-        .iter()
-        .map(|t| (t.memalloced(), t.caller_uint64(0)))
-        .collect();
-    assert_eq!(got, [(1024, Some(1))]);
 }
 
+/// An entry is the same type as a record of the same id only when the names are the same
+/// too: names that differ past their first eight bytes, or only in length, are other types
+/// (an entry of a stream read before whose id now has another name is replaced).
 #[test]
 fn names_that_differ_past_eight_bytes_or_in_length_stay_distinct() {
-    let types = [
-        ty("abcdefgh-1", 1, vec![cpu(8, 0, 1, 0, 1)]),
-        ty("abcdefgh-2", 1, vec![cpu(16, 0, 1, 0, 2)]),
-        ty("abcdefgh", 1, vec![cpu(32, 0, 1, 0, 4)]),
-    ];
-    let buf = memstat::stream::write_stream(1, &types);
-    let mut l = MemoryTypeList::new();
-    for _ in 0..2 {
-        l.update_malloc_bytes(&buf).unwrap();
-        let got: Vec<_> = l
+    let names = ["abcdefgh-1", "abcdefgh-2", "abcdefgh"];
+    let types = |names: [&str; 3]| -> Vec<memstat::stream::StreamType> {
+        names
             .iter()
-            .map(|t| (t.name().to_string(), t.bytes()))
-            .collect();
-        assert_eq!(
-            got,
-            [
-                ("abcdefgh-1".to_string(), 8),
-                ("abcdefgh-2".to_string(), 16),
-                ("abcdefgh".to_string(), 32)
-            ]
-        );
+            .zip(1..)
+            .map(|(n, id)| ty(n, id, vec![cpu(8 << id, 0, 1, 0, 1)]))
+            .collect()
+    };
+    let mut l = MemoryTypeList::new();
+    let got = |l: &MemoryTypeList| -> Vec<(String, u64, Option<u64>)> {
+        l.iter()
+            .map(|t| (t.name().to_string(), t.id(), t.caller_uint64(0)))
+            .collect()
+    };
+    for _ in 0..2 {
+        l.update_malloc_bytes(&write_stream(1, &types(names)))
+            .unwrap();
+        l.iter_mut()
+            .for_each(|t| t.set_caller_uint64(0, t.id()).unwrap());
     }
+    let e = |n: &str, id: u64, tag: u64| (n.to_string(), id, Some(tag));
+    assert_eq!(
+        got(&l),
+        [e(names[0], 1, 1), e(names[1], 2, 2), e(names[2], 3, 3)]
+    );
+    // Each id now has the next name: three new entries.
+    l.update_malloc_bytes(&write_stream(1, &types([names[1], names[2], names[0]])))
+        .unwrap();
+    assert_eq!(
+        got(&l),
+        [e(names[1], 1, 0), e(names[2], 2, 0), e(names[0], 3, 0)]
+    );
 }
 
 /// An update matches records to entries by id and name whatever their order: records in the
@@ -345,14 +369,14 @@ fn updates_in_any_order_keep_each_entry() {
     assert_eq!(got(&l)[0], e("a", 2000, 100));
 }
 
-/// A name or an owner that is not UTF-8 is shown decoded (U+FFFD for what is not), and the
-/// type stays the same entry from one update to the next; an owner that changes is shown as
-/// it is now.
+/// A name or an owner that is not UTF-8 is shown in its text form (`\NNN` for each byte that
+/// is not printable ASCII), and the type stays the same entry from one update to the next; an
+/// owner that changes is shown as it is now.
 #[test]
 fn names_and_owners_that_are_not_utf8_stay_one_entry() {
     use memstat::stream::STREAM_HEADER_SIZE;
     let mut t = ty("nam", 1, vec![cpu(8, 0, 1, 0, 1)]);
-    t.owner = "own".to_string();
+    t.owner = b"own".to_vec();
     let mut buf = write_stream(1, std::slice::from_ref(&t));
     buf[STREAM_HEADER_SIZE + 1] = 0xff;
     buf[STREAM_HEADER_SIZE + 64 + 1] = 0xfe;
@@ -368,11 +392,12 @@ fn names_and_owners_that_are_not_utf8_stay_one_entry() {
         l.update_malloc_bytes(&buf).unwrap();
         assert_eq!(l.len(), 1);
         let e = l.first().unwrap();
-        let shown = if owner == b'w' { "own" } else { "o\u{fffd}n" };
+        let shown = if owner == b'w' { "own" } else { "o\\376n" };
         assert_eq!(
             (e.name(), e.owner(), e.caller_uint64(0)),
-            ("n\u{fffd}m", shown, Some(5))
+            ("n\\377m", shown, Some(5))
         );
+        assert_eq!(e.owner_bytes(), [b'o', owner, b'n']);
     }
 }
 
@@ -415,4 +440,28 @@ fn sysctl_values_of_every_size() {
     };
     assert_eq!(read_sysctl(&fifo).unwrap(), "8 16 32\n");
     writer.join().unwrap();
+}
+
+/// Sums over the CPUs saturate at `u64::MAX` instead of wrapping: two CPUs at the largest
+/// count sum to the largest count, not to 18446744073709551614.
+#[test]
+fn per_cpu_sums_saturate() {
+    let max = u64::MAX;
+    let mut s = cpu(max, max, max, max, 1);
+    s.numfailures = max;
+    let mut l = MemoryTypeList::new();
+    l.update_malloc_bytes(&write_stream(2, &[ty("big", 1, vec![s, s])]))
+        .unwrap();
+    let t = l.first().unwrap();
+    assert_eq!(
+        (
+            t.memalloced(),
+            t.memfreed(),
+            t.numallocs(),
+            t.numfrees(),
+            t.failures()
+        ),
+        (max, max, max, max, max)
+    );
+    assert_eq!((t.bytes(), t.count()), (0, 0));
 }

@@ -130,6 +130,7 @@ fn label_values_are_escaped() {
     l.update_malloc_bytes(&s).unwrap();
     let text = exposition(&l);
     assert!(
+        // The names' text forms (`\134` for the backslash, `\012` for the newline), escaped.
         text.contains("{type=\"a\\\"b\\\\134c\\\\012d\",probe=\"a\\\"b\\\\134c_d\","),
         "{text}"
     );

@@ -7,10 +7,18 @@ use common::vmcore;
 use common::*;
 use memstat::stream::{parse_stream, write_stream, write_stream_version};
 
+include!("../../../rust/kernel/malloc_type/name_text.rs");
+include!("../../../rust/kernel/malloc_type/patterns.rs");
+
 fn seeds() -> Vec<(&'static str, Vec<u8>, bool)> {
     let mut v3 = sample_stream();
     v3[0] = 3;
     let v2 = parse_stream(&sample_stream()).unwrap();
+    let hostile: Vec<_> = NAME_TEXTS
+        .iter()
+        .zip(1..)
+        .map(|(&(name, _), id)| ty(name, id, vec![cpu(64, 0, 1, 0, 1 << 3)]))
+        .collect();
     vec![
         ("sample", sample_stream(), true),
         (
@@ -23,6 +31,12 @@ fn seeds() -> Vec<(&'static str, Vec<u8>, bool)> {
             "one",
             write_stream(1, &[ty("devbuf", 1, vec![cpu(4096, 0, 1, 0, 1 << 11)])]),
             true,
+        ),
+        ("hostile_names", write_stream(1, &hostile), true),
+        (
+            "same_id",
+            write_stream(1, &[ty("a", 9, vec![]), ty("b", 9, vec![])]),
+            false,
         ),
         ("truncated", sample_stream()[..200].to_vec(), false),
         ("version3", v3, false),
@@ -73,33 +87,71 @@ fn core_seeds_read_as_intended() {
     }
 }
 
+/// Lines of trace_pipe: a kernel's with text forms, an older one's with raw bytes, a lost
+/// events marker.
+const TRACE_LINES: &[(&str, &[u8])] = &[
+    (
+        "malloc",
+        b"          insmod-123     [001] .....   12.345678: malloc: probe=foo_bar size=4096 zindx=12 name='foo bar'",
+    ),
+    (
+        "text_form",
+        b"a-1 [000] ..... 1.0: free: probe=nl_row_0_0_0 size=8 zindx=0 name='nl\\012row 0 0 0'",
+    ),
+    (
+        "raw",
+        b"\x1b[31mevil-5 [000] d..1. 1.0: malloc: probe=esc\x1b[31m\xff size=8 zindx=-1 name='esc\x1b[31m\xff'",
+    ),
+    ("lost", b"CPU:3 [LOST 12 EVENTS]"),
+];
+
+/// A seed of the `names` target: the name's length, the name, then a pattern.
+fn names_seed(name: &[u8], pattern: &[u8]) -> Vec<u8> {
+    let mut v = vec![u8::try_from(name.len()).unwrap()];
+    v.extend_from_slice(name);
+    v.extend_from_slice(pattern);
+    v
+}
+
 #[test]
 fn seeds_parse_as_intended() {
     for (name, data, ok) in seeds() {
         assert_eq!(parse_stream(&data).is_ok(), ok, "{name}");
     }
-    if let Some(dir) = std::env::var_os("MEMSTAT_FUZZ_CORPUS") {
-        let dir = std::path::PathBuf::from(dir);
-        let d = dir.join("core");
-        std::fs::create_dir_all(&d).unwrap();
-        for (name, data) in core_seeds() {
-            std::fs::write(d.join(name), data).unwrap();
-        }
-        for (target, lines) in [("stream", None), ("trace_line", Some(()))] {
-            let d = dir.join(target);
-            std::fs::create_dir_all(&d).unwrap();
-            if lines.is_none() {
-                for (name, data, _) in seeds() {
-                    std::fs::write(d.join(name), data).unwrap();
-                }
-            } else {
-                std::fs::write(
-                    d.join("malloc"),
-                    "          insmod-123     [001] .....   12.345678: malloc: probe=foo_bar size=4096 zindx=12 name='foo bar'",
-                )
-                .unwrap();
-                std::fs::write(d.join("lost"), "CPU:3 [LOST 12 EVENTS]").unwrap();
-            }
-        }
+    for (name, line) in TRACE_LINES {
+        assert!(memstat::trace::parse_line(line).is_ok(), "{name}");
+    }
+    let Some(dir) = std::env::var_os("MEMSTAT_FUZZ_CORPUS") else {
+        return;
+    };
+    let dir = std::path::PathBuf::from(dir);
+    let d = dir.join("core");
+    std::fs::create_dir_all(&d).unwrap();
+    for (name, data) in core_seeds() {
+        std::fs::write(d.join(name), data).unwrap();
+    }
+    let d = dir.join("stream");
+    std::fs::create_dir_all(&d).unwrap();
+    for (name, data, _) in seeds() {
+        std::fs::write(d.join(name), data).unwrap();
+    }
+    let d = dir.join("trace_line");
+    std::fs::create_dir_all(&d).unwrap();
+    for (name, line) in TRACE_LINES {
+        std::fs::write(d.join(name), line).unwrap();
+    }
+    let d = dir.join("names");
+    std::fs::create_dir_all(&d).unwrap();
+    for (i, &(pattern, probe, _)) in PATTERN_MATCHES.iter().enumerate() {
+        std::fs::write(d.join(format!("match{i}")), names_seed(probe, pattern)).unwrap();
+    }
+    for (i, &(name, _)) in NAME_TEXTS.iter().enumerate() {
+        std::fs::write(d.join(format!("name{i}")), names_seed(name, b"*")).unwrap();
+    }
+    for (i, &(probe, exact)) in EXACT_PATTERNS.iter().enumerate() {
+        std::fs::write(d.join(format!("exact{i}")), names_seed(probe, exact)).unwrap();
+    }
+    for (i, &pattern) in BAD_PATTERNS.iter().enumerate() {
+        std::fs::write(d.join(format!("bad{i}")), names_seed(b"x", pattern)).unwrap();
     }
 }

@@ -2,6 +2,7 @@ mod common;
 
 use common::*;
 use memstat::stream::{self, parse_stream, write_stream, STREAM_HEADER_SIZE};
+use memstat::text::name_text;
 use memstat::ErrorKind;
 use std::io::Read;
 
@@ -12,7 +13,7 @@ fn roundtrip_multi_type_multi_cpu() {
     let s = parse_stream(&buf).unwrap();
     assert_eq!(s.maxcpus, 4);
     assert_eq!(s.types.len(), 7);
-    assert_eq!(s.types[0].name, "devbuf");
+    assert_eq!(s.types[0].name, b"devbuf");
     assert_eq!(s.types[0].stats.len(), 4);
     assert_eq!(
         s.types[0].stats[1],
@@ -22,14 +23,14 @@ fn roundtrip_multi_type_multi_cpu() {
         }
     );
     assert_eq!(s.types[2].stats, vec![Default::default(); 4]);
-    assert_eq!(s.types[3].name, "foo bar");
+    assert_eq!(s.types[3].name, b"foo bar");
     assert_eq!(s.types[3].zone, 2);
     assert_eq!(s.types[3].flags, stream::FLAG_MODULE);
     assert_eq!(s.types[6].id, 7);
     // Version 2's fields: the owner, the failures and a tracked peak.
     assert_eq!(s.version, 2);
-    assert_eq!(s.types[3].owner, "foo_mod");
-    assert_eq!(s.types[0].owner, "vmlinux");
+    assert_eq!(s.types[3].owner, b"foo_mod");
+    assert_eq!(s.types[0].owner, b"vmlinux");
     assert_eq!(s.types[0].stats[1].numfailures, 2);
     assert_eq!(
         (s.types[1].flags, s.types[1].peak),
@@ -52,7 +53,7 @@ fn version_1_streams_are_read() {
         // Everything but what version 2 added.
         assert_eq!((&a.name, a.id, a.zone), (&b.name, b.id, b.zone));
         assert_eq!(a.flags, b.flags & stream::FLAG_MODULE);
-        assert_eq!((a.peak, a.owner.as_str()), (0, ""));
+        assert_eq!((a.peak, a.owner.as_slice()), (0, &b""[..]));
         for (x, y) in a.stats.iter().zip(&b.stats) {
             assert_eq!(x.numfailures, 0);
             assert_eq!(
@@ -163,12 +164,14 @@ fn unterminated_name() {
     assert!(e.to_string().contains("NUL"), "{e}");
 }
 
+/// A name is kept as its bytes, UTF-8 or not, and written back as they are.
 #[test]
-fn names_are_lossy_utf8_and_truncated_on_write() {
+fn names_are_bytes_and_truncated_on_write() {
     let mut buf = write_stream(1, &[ty("x", 1, vec![])]);
     buf[16] = 0xff;
     let s = parse_stream(&buf).unwrap();
-    assert_eq!(s.types[0].name, "\u{fffd}");
+    assert_eq!(s.types[0].name, b"\xff");
+    assert_eq!(write_stream(1, &s.types), buf);
     let long = "a".repeat(40);
     let s = parse_stream(&write_stream(1, &[ty(&long, 1, vec![])])).unwrap();
     assert_eq!(s.types[0].name.len(), 31);
@@ -180,7 +183,7 @@ fn duplicate_names_kept_distinct() {
     let dups: Vec<_> = s
         .types
         .iter()
-        .filter(|t| t.name == "dup")
+        .filter(|t| t.name == b"dup")
         .map(|t| t.id)
         .collect();
     assert_eq!(dups, vec![6, 7]);
@@ -271,11 +274,9 @@ fn borrowed_parse_matches_the_owned_one() {
     let back: Vec<_> = types.iter().map(|t| t.to_owned_type()).collect();
     assert_eq!(back, owned.types);
     assert_eq!(types[0].stats().len(), 4);
-    // A valid name is borrowed from the stream, not copied.
-    assert!(matches!(
-        types[0].name,
-        std::borrow::Cow::Borrowed("devbuf")
-    ));
+    // The name is borrowed from the stream, not copied.
+    let name_field = STREAM_HEADER_SIZE..STREAM_HEADER_SIZE + 6;
+    assert!(std::ptr::eq(types[0].name, &buf[name_field]));
     // The same errors as the owned parse, for every truncation.
     for len in 0..buf.len() {
         assert_eq!(
@@ -288,14 +289,23 @@ fn borrowed_parse_matches_the_owned_one() {
     }
 }
 
+/// A name that is not UTF-8 is kept as its bytes (a lossy decoding would make two names one),
+/// and shown in its text form.
 #[test]
-fn a_name_that_is_not_utf8_is_decoded_lossily() {
+fn a_name_that_is_not_utf8_is_kept_as_bytes() {
     let mut buf = sample_stream();
     // The first type's name, "devbuf", gets an invalid byte.
     buf[STREAM_HEADER_SIZE + 1] = 0xff;
     let (_, types) = stream::parse_stream_ref(&buf).unwrap();
-    assert_eq!(types[0].name, "d\u{fffd}vbuf");
-    assert_eq!(parse_stream(&buf).unwrap().types[0].name, "d\u{fffd}vbuf");
+    assert_eq!(types[0].name, b"d\xffvbuf");
+    assert_eq!(parse_stream(&buf).unwrap().types[0].name, b"d\xffvbuf");
+    let mut l = memstat::MemoryTypeList::new();
+    l.update_malloc_bytes(&buf).unwrap();
+    let t = l.first().unwrap();
+    assert_eq!(
+        (t.name(), t.name_bytes()),
+        ("d\\377vbuf", &b"d\xffvbuf"[..])
+    );
 }
 
 #[test]
@@ -330,25 +340,31 @@ fn names_and_owners_of_every_length() {
             s
         };
         let name = fill("a\u{80}\u{1}b", len);
-        let name = name.as_str();
+        let name = name.as_bytes();
         let owner = fill("m\u{1}\u{7f}", len * 2);
-        let owner = owner.as_str();
+        let owner = owner.as_bytes();
         let mut t = ty(name, 1, vec![cpu(8, 0, 1, 0, 1)]);
-        t.owner = owner.to_string();
+        t.owner = owner.to_vec();
         let buf = write_stream(1, std::slice::from_ref(&t));
         let (_, types) = stream::parse_stream_ref(&buf).unwrap();
-        assert_eq!((&*types[0].name, &*types[0].owner), (name, owner), "{len}");
+        assert_eq!((types[0].name, types[0].owner), (name, owner), "{len}");
         let mut l = memstat::MemoryTypeList::new();
         for _ in 0..2 {
             l.update_malloc_bytes(&buf).unwrap();
             let e = l.first().unwrap();
-            assert_eq!((e.name(), e.owner()), (name, owner), "{len}");
+            assert_eq!((e.name_bytes(), e.owner_bytes()), (name, owner), "{len}");
+            assert_eq!(
+                (e.name(), e.owner()),
+                (name_text(name).as_str(), name_text(owner).as_str()),
+                "{len}"
+            );
         }
     }
     // A name field full but for its NUL, and bytes after the NUL that are not zero.
-    let mut buf = write_stream(1, &[ty(&"n".repeat(31), 1, vec![])]);
+    let mut buf = write_stream(1, &[ty("n".repeat(31), 1, vec![])]);
     buf[STREAM_HEADER_SIZE + 64 + 5] = 0;
     buf[STREAM_HEADER_SIZE + 64 + 6..STREAM_HEADER_SIZE + 128].fill(0xff);
     let (_, types) = stream::parse_stream_ref(&buf).unwrap();
     assert_eq!((types[0].name.len(), types[0].owner.len()), (31, 5));
 }
+

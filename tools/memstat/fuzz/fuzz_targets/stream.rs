@@ -5,23 +5,31 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(s) = memstat::stream::parse_stream(data) {
-        // What was parsed writes back to a valid stream with the same
-        // records (names may differ: lossy UTF-8 is re-encoded).
+        // What was parsed writes back to a valid stream with the same records, names
+        // included (they are kept as bytes).
         let again = memstat::stream::write_stream(s.maxcpus, &s.types);
         let t = memstat::stream::parse_stream(&again).expect("rewritten stream parses");
         assert_eq!(t.maxcpus, s.maxcpus);
         assert_eq!(t.types.len(), s.types.len());
         for (a, b) in t.types.iter().zip(&s.types) {
             assert_eq!(
-                (a.id, a.zone, a.flags, &a.stats),
-                (b.id, b.zone, b.flags, &b.stats)
+                (&a.name, a.id, a.zone, a.flags, &a.stats),
+                (&b.name, b.id, b.zone, b.flags, &b.stats)
             );
         }
+        // No two types of a parsed stream have the same id.
+        let mut ids: Vec<u64> = s.types.iter().map(|t| t.id).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), s.types.len());
     }
     let mut list = memstat::MemoryTypeList::new();
     let _ = list.update_malloc_bytes(data);
     for t in &list {
         let _ = (t.bytes(), t.count(), t.percpu_memalloced(usize::MAX));
+        // What a table shows of a name is its text form.
+        assert!(memstat::text::is_name_text(t.name()));
+        assert_eq!(t.name(), memstat::text::name_text(t.name_bytes()));
     }
     reorder(data);
 });
@@ -33,20 +41,12 @@ fn reorder(data: &[u8]) {
     let Ok(s) = memstat::stream::parse_stream(data) else {
         return;
     };
-    // A name that decodes longer than a name field (invalid bytes become U+FFFD) is cut when
-    // written again, and is then another name.
-    if s.types
-        .iter()
-        .any(|t| t.name.len() >= memstat::stream::MAX_NAME)
-    {
-        return;
-    }
     let mut list = memstat::MemoryTypeList::new();
     list.update_malloc_bytes(data)
         .expect("a stream that parses updates");
-    let first: Vec<(u64, String)> = list
+    let first: Vec<(u64, Vec<u8>)> = list
         .iter()
-        .map(|t| (t.id(), t.name().to_string()))
+        .map(|t| (t.id(), t.name_bytes().to_vec()))
         .collect();
     for (i, t) in list.iter_mut().enumerate() {
         t.set_caller_uint64(0, i as u64 + 1).expect("slot 0 exists");
@@ -62,7 +62,7 @@ fn reorder(data: &[u8]) {
             let tag = t.caller_uint64(0).expect("slot 0 exists");
             assert!(tag >= 1, "an entry lost its caller fields");
             let (id, name) = &first[tag as usize - 1];
-            assert_eq!((t.id(), t.name()), (*id, name.as_str()));
+            assert_eq!((t.id(), t.name_bytes()), (*id, name.as_slice()));
         }
     }
 }

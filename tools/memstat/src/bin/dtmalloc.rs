@@ -2,8 +2,10 @@
 //! profiles on Linux, reading the `dtmalloc:malloc` and `dtmalloc:free`
 //! tracepoints through a private tracefs instance.
 
+use std::ffi::OsString;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, IsTerminal, Read, Write};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -13,7 +15,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use clap::{Parser, Subcommand};
 use memstat::error::io_text;
+use memstat::pattern::exact_pattern;
 use memstat::probe_name;
+use memstat::text::{as_text, name_from_text, name_text};
 use memstat::trace::{self, Record, Top};
 
 /// Watch typed kernel allocations and frees (the dwatch dtmalloc module).
@@ -31,9 +35,11 @@ struct Args {
     /// Show only events of at least N bytes (default: $DWATCH_MALLOC_MIN or 65536; top: 0).
     #[arg(long, value_name = "N", global = true)]
     min: Option<u64>,
-    /// Watch one type only, by probe name (white space as `_`), like dwatch dtmalloc-NAME.
+    /// Watch one type only, like dwatch dtmalloc-NAME: its name or probe name as memstat and
+    /// dtmalloc -l show it (`\NNN` for a byte), or its bytes; white space becomes `_`. Exact:
+    /// `*`, `?` and `[` are characters of the name.
     #[arg(short = 't', long = "type", value_name = "NAME", global = true)]
-    type_: Option<String>,
+    type_: Option<OsString>,
     /// tracefs mount point (default: /sys/kernel/tracing, else /sys/kernel/debug/tracing).
     #[arg(long, value_name = "PATH", global = true)]
     tracefs: Option<PathBuf>,
@@ -100,7 +106,7 @@ struct Instance {
     fake: bool,
     verbose: bool,
     enabled: Vec<PathBuf>,
-    /// The probe name this watch added to the kernel's per-type selection.
+    /// The spec (an exact pattern) this watch added to the kernel's per-type selection.
     selected: Option<String>,
     removed: bool,
 }
@@ -199,32 +205,28 @@ impl Instance {
         Ok(())
     }
 
-    /// Adds `probe`'s malloc and free probes to the kernel's per-type selection (tracefs's
-    /// `set_dtmalloc_probes`), so that the events fire for that type only and every other type
-    /// pays nothing for the watch; taken out again when the instance is removed. A kernel
-    /// without the file is left alone: the instance's filter alone then picks the type.
+    /// Adds the malloc and free probes of the probe name `probe` (its bytes) to the kernel's
+    /// per-type selection (tracefs's `set_dtmalloc_probes`), by its exact pattern, so that the
+    /// events fire for that type only and every other type pays nothing for the watch; taken
+    /// out again when the instance is removed. A kernel without the file is left alone: the
+    /// instance's filter alone then picks the type.
     ///
-    /// Not selected either, and left to the filter: a name the selection cannot express as one
-    /// type (a ':', which separates the probe in a spec; a leading '!', which removes a spec;
-    /// the glob characters `*?[`, which would select other types too; more than the 31 bytes
-    /// of a type's name), and a type whose two probes are selected already (by a user or
-    /// another watch: taking the spec out at the end would end their selection too).
-    fn select(&mut self, probe: &str) -> Result<(), Failure> {
+    /// A type whose two probes are selected already by the same spec (by a user or another
+    /// watch) is left as it is: taking the spec out at the end would end their selection too.
+    fn select(&mut self, probe: &[u8]) -> Result<(), Failure> {
         let p = self.root.join(SELECTION_FILE);
-        if !p.exists()
-            || probe.len() > SPEC_NAME_MAX
-            || probe.starts_with('!')
-            || probe.contains([':', '*', '?', '['])
-        {
+        if !p.exists() {
             return Ok(());
         }
-        let current = read_small(&p).unwrap_or_default();
-        let has = |spec: String| current.lines().any(|l| l == spec);
-        if has(format!("{probe}:malloc")) && has(format!("{probe}:free")) {
+        let spec = exact_pattern(probe);
+        let current =
+            read_small(&p).map_err(|e| fail(format!("{}: {}", p.display(), io_text(&e))))?;
+        let has = |s: String| current.split(|&b| b == b'\n').any(|l| l == s.as_bytes());
+        if has(format!("{spec}:malloc")) && has(format!("{spec}:free")) {
             return Ok(());
         }
-        self.append_selection(probe)?;
-        self.selected = Some(probe.to_string());
+        self.append_selection(&spec)?;
+        self.selected = Some(spec);
         Ok(())
     }
 
@@ -264,7 +266,7 @@ impl Instance {
         if let Ok(rd) = fs::read_dir(self.dir.join("per_cpu")) {
             for ent in rd.flatten() {
                 if let Ok(t) = read_small(&ent.path().join("stats")) {
-                    let (o, d) = trace::parse_cpu_stats(&t);
+                    let (o, d) = trace::parse_cpu_stats(&String::from_utf8_lossy(&t));
                     tot.0 = u64::saturating_add(tot.0, o);
                     tot.1 = u64::saturating_add(tot.1, d);
                 }
@@ -279,7 +281,7 @@ impl Instance {
         }
         self.disable();
         let deselected = match self.selected.take() {
-            Some(probe) => self.append_selection(&format!("!{probe}")),
+            Some(spec) => self.append_selection(&format!("!{spec}")),
             None => Ok(()),
         };
         self.removed = true;
@@ -311,16 +313,17 @@ impl Drop for Instance {
 
 /// The kernel's per-type probe selection, in the root of tracefs.
 const SELECTION_FILE: &str = "set_dtmalloc_probes";
-/// The longest name a spec of the selection takes: a type's name, 31 bytes.
-const SPEC_NAME_MAX: usize = 31;
+/// The longest probe name: a type's name, 31 bytes.
+const PROBE_NAME_MAX: usize = memstat::stream::MAX_NAME - 1;
 /// The kernel's list of dtmalloc probes, in the root of tracefs.
 const PROBES_FILE: &str = "dtmalloc_probes";
 
 /// The largest probe list `dtmalloc -l` copies: 64 MiB (about 800,000 types).
 const PROBES_MAX: u64 = 64 << 20;
 
-/// `dtmalloc -l`: copies the kernel's probe list to standard output, byte for byte (a probe
-/// name may hold any byte but white space).
+/// `dtmalloc -l`: copies the kernel's probe list to standard output, each line as text
+/// ([`as_text`]): a kernel that writes the probe names in text form has its list copied
+/// byte for byte, an older kernel's raw bytes are escaped.
 fn list_probes(root: &Path) -> Result<(), Failure> {
     let p = root.join(PROBES_FILE);
     let mut text = Vec::new();
@@ -340,8 +343,15 @@ fn list_probes(root: &Path) -> Result<(), Failure> {
             p.display()
         )));
     }
+    let mut shown = Vec::with_capacity(text.len());
+    for (i, line) in text.split(|&b| b == b'\n').enumerate() {
+        if i > 0 {
+            shown.push(b'\n');
+        }
+        shown.extend_from_slice(as_text(line).as_bytes());
+    }
     let mut out = io::stdout().lock();
-    match out.write_all(&text).and_then(|_| out.flush()) {
+    match out.write_all(&shown).and_then(|_| out.flush()) {
         Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
             Err(fail(format!("stdout: {}", io_text(&e))))
         }
@@ -349,11 +359,28 @@ fn list_probes(root: &Path) -> Result<(), Failure> {
     }
 }
 
-/// A small text file, at most 64 KiB of it.
-fn read_small(p: &Path) -> io::Result<String> {
-    let mut s = String::new();
-    File::open(p)?.take(64 * 1024).read_to_string(&mut s)?;
+/// A small file, at most 64 KiB of it.
+fn read_small(p: &Path) -> io::Result<Vec<u8>> {
+    let mut s = Vec::new();
+    File::open(p)?.take(64 * 1024).read_to_end(&mut s)?;
     Ok(s)
+}
+
+/// The probe name of `--type NAME`'s argument: NAME is decoded when it is a text form (what
+/// memstat and `dtmalloc -l` show) and taken as its bytes otherwise, then its white space
+/// becomes `_`. A name is 1 to 31 bytes.
+fn probe_of_arg(arg: &[u8]) -> Result<Vec<u8>, String> {
+    let name = std::str::from_utf8(arg)
+        .ok()
+        .and_then(name_from_text)
+        .unwrap_or_else(|| arg.to_vec());
+    if name.is_empty() || name.len() > PROBE_NAME_MAX {
+        return Err(format!(
+            "--type '{}': a type's name is 1 to {PROBE_NAME_MAX} bytes",
+            as_text(arg)
+        ));
+    }
+    Ok(probe_name(&name))
 }
 
 /// `now + d`, or `None` (never) when that is past what `Instant` holds.
@@ -416,6 +443,8 @@ struct Watch {
     unparsed: u64,
     printed: u64,
     refreshes: u64,
+    /// The width of top's header.
+    columns: usize,
 }
 
 enum Mode {
@@ -424,10 +453,7 @@ enum Mode {
 }
 
 fn render_top(w: &Watch, out: &mut impl Write, clear: bool) -> io::Result<()> {
-    let cols: usize = std::env::var("COLUMNS")
-        .ok()
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(80);
+    let cols = w.columns;
     let mut s = String::new();
     if clear {
         s.push_str("\x1b[H\x1b[J");
@@ -465,17 +491,16 @@ fn run(args: &Args) -> Result<(), Failure> {
         // dwatch applies DWATCH_MALLOC_MIN to every profile but dtmalloc-top.
         (None, Mode::Top { .. }) => 0,
         (None, Mode::Events) => {
-            let env = std::env::var("DWATCH_MALLOC_MIN").ok();
+            let env = std::env::var_os("DWATCH_MALLOC_MIN");
             trace::malloc_min_from_env(env.as_deref()).map_err(usage)?
         }
     };
+    // The probe name's bytes, and its text form (what the events' probe field holds).
     let probe = match &args.type_ {
         Some(t) => {
-            let p = probe_name(t);
-            if !trace::valid_probe_name(&p) {
-                return Err(usage(format!("--type: bad probe name {t:?}")));
-            }
-            Some(p)
+            let p = probe_of_arg(t.as_bytes()).map_err(usage)?;
+            let text = name_text(&p);
+            Some((p, text))
         }
         None => None,
     };
@@ -513,10 +538,11 @@ fn run(args: &Args) -> Result<(), Failure> {
     let mut inst = Instance::create(&root, &name, args.fake_tracefs, args.verbose)?;
     // The instance's filter keeps the watch to its type whatever other consumers select; the
     // per-type selection keeps every other type from paying for it.
-    if let Some(p) = &probe {
+    if let Some((p, _)) = &probe {
         inst.select(p)?;
     }
-    inst.enable(&trace::filter_string(min, probe.as_deref()))?;
+    let probe_text = probe.as_ref().map(|(_, t)| t.as_str());
+    inst.enable(&trace::filter_string(min, probe_text))?;
     let mut pipe = inst.open_pipe()?;
 
     let stdout = io::stdout();
@@ -527,8 +553,14 @@ fn run(args: &Args) -> Result<(), Failure> {
         unparsed: 0,
         printed: 0,
         refreshes: 0,
+        columns: trace::DEFAULT_COLUMNS,
     };
     if let Mode::Top { .. } = mode {
+        // A header of the wrong width is no reason to stop a watch: said, and the default used.
+        match trace::columns_from_env(std::env::var_os("COLUMNS").as_deref()) {
+            Ok(c) => w.columns = c,
+            Err(e) => eprintln!("dtmalloc: {e}; using {}", trace::DEFAULT_COLUMNS),
+        }
         if let Err(e) = writeln!(out, "Cataloging malloc(9) activity ...").and_then(|_| out.flush())
         {
             return stdout_error(&e);
@@ -543,6 +575,9 @@ fn run(args: &Args) -> Result<(), Failure> {
     let mut buf = Vec::new();
     let mut chunk = vec![0u8; 64 * 1024];
     let mut eof = false;
+    // Whether the watch stopped before the end of what it had read (a count reached, stdout
+    // closed): the rest of the buffer is lines not wanted, not a partial one.
+    let mut cut = false;
     let mut result = Ok(());
     'watch: loop {
         if stop.load(Ordering::Relaxed) || deadline.is_some_and(|d| Instant::now() >= d) {
@@ -564,34 +599,40 @@ fn run(args: &Args) -> Result<(), Failure> {
         buf.extend_from_slice(&chunk[..got]);
         let mut start = 0;
         while let Some(nl) = buf[start..].iter().position(|&b| b == b'\n') {
-            let line = String::from_utf8_lossy(&buf[start..start + nl]).into_owned();
+            let line = &buf[start..start + nl];
             start += nl + 1;
-            if line.trim().is_empty() {
+            if line.trim_ascii().is_empty() {
                 continue;
             }
-            match trace::parse_line(&line) {
+            match trace::parse_line(line) {
+                // The filter can let another probe name through (trace::filter_is_exact), as can
+                // another tracefs consumer's selection: only this one's events count.
+                Ok(Record::Event(e)) if probe_text.is_some_and(|t| e.type_probe != t) => {}
                 Ok(rec) => {
                     w.top.add(&rec);
                     if let Mode::Top { once: true, .. } = mode {
                         if args.count.is_some_and(|c| w.top.events() >= c) {
+                            cut = true;
                             break 'watch;
                         }
                     }
                     if let (Mode::Events, Record::Event(e)) = (&mode, &rec) {
                         if let Err(e) = writeln!(out, "{}", trace::format_event(e)) {
                             result = stdout_error(&e);
+                            cut = true;
                             break 'watch;
                         }
                         w.printed += 1;
                         if args.count.is_some_and(|c| w.printed >= c) {
+                            cut = true;
                             break 'watch;
                         }
                     }
                 }
                 Err(e) => {
-                    w.unparsed += 1;
+                    w.unparsed = w.unparsed.saturating_add(1);
                     if args.verbose {
-                        eprintln!("dtmalloc: {e}: {line}");
+                        eprintln!("dtmalloc: {e}: {}", as_text(line));
                     }
                 }
             }
@@ -617,6 +658,15 @@ fn run(args: &Args) -> Result<(), Failure> {
             std::thread::sleep(Duration::from_millis(50));
         }
     }
+    // A line without its newline when the input ended or the watch stopped: not parsed (the
+    // rest of it may never have come), counted as unparsed.
+    let partial = !cut && !buf.trim_ascii().is_empty();
+    if partial {
+        w.unparsed = w.unparsed.saturating_add(1);
+        if args.verbose {
+            eprintln!("dtmalloc: partial last line: {}", as_text(&buf));
+        }
+    }
     if let (Mode::Top { once: true, .. }, Ok(())) = (&mode, &result) {
         if let Err(e) = render_top(&w, &mut out, false) {
             result = stdout_error(&e);
@@ -630,13 +680,18 @@ fn run(args: &Args) -> Result<(), Failure> {
     let (overrun, dropped) = inst.dropped();
     let removed = inst.remove();
     eprintln!(
-        "dtmalloc: {} events, {} lost (LOST EVENTS markers {}, overrun {}, dropped {}), {} unparsed lines",
+        "dtmalloc: {} events, {} lost (LOST EVENTS markers {}, overrun {}, dropped {}), {} unparsed lines{}",
         w.top.events(),
         w.top.lost().saturating_add(overrun).saturating_add(dropped),
         w.top.lost(),
         overrun,
         dropped,
-        w.unparsed
+        w.unparsed,
+        if partial {
+            " (the last one partial: no newline at its end)"
+        } else {
+            ""
+        }
     );
     result.and(removed)
 }

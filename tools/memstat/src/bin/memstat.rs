@@ -72,8 +72,9 @@ struct Args {
     /// Sort the rows of the tables or JSON (default: kernel order for -m, name order for -z).
     #[arg(short = 's', long, value_enum, conflicts_with_all = EXPORTS)]
     sort: Option<Sort>,
-    /// In the tables or JSON, show only types whose name or probe name matches this glob (* and
-    /// ?).
+    /// In the tables or JSON, show only types whose name or probe name matches PATTERN:
+    /// printable ASCII without spaces, `\NNN` for any byte (`\040` a space), and the globs `*`,
+    /// `?`, `[...]`.
     #[arg(long, value_name = "PATTERN", conflicts_with_all = EXPORTS)]
     name: Option<String>,
     /// Repeat the report every SECONDS seconds (until interrupted or -c).
@@ -223,7 +224,13 @@ fn run(args: &Args) -> Result<(), Failure> {
             Some(Sort::Memuse) => SortKey::MemUse,
             Some(Sort::Requests) => SortKey::Requests,
         },
-        name: args.name.clone(),
+        name: match &args.name {
+            Some(p) => Some(memstat::pattern::Pattern::new(p).map_err(|e| Failure {
+                msg: format!("--name '{}': {e}", memstat::text::as_text(p.as_bytes())),
+                code: 2,
+            })?),
+            None => None,
+        },
         long: args.long,
     };
     let wait = args.wait.map(|w| seconds("-w", w)).transpose()?;

@@ -69,14 +69,14 @@ pub fn cpu(memalloced: u64, memfreed: u64, numallocs: u64, numfrees: u64, size: 
     }
 }
 
-pub fn ty(name: &str, id: u64, stats: Vec<CpuStats>) -> StreamType {
+pub fn ty(name: impl AsRef<[u8]>, id: u64, stats: Vec<CpuStats>) -> StreamType {
     StreamType {
-        name: name.to_string(),
+        name: name.as_ref().to_vec(),
         id,
         zone: 0,
         flags: 0,
         peak: 0,
-        owner: "vmlinux".to_string(),
+        owner: b"vmlinux".to_vec(),
         stats,
     }
 }
@@ -125,7 +125,7 @@ pub fn sample_stream() -> Vec<u8> {
     let mut types = sample_types();
     types[3].flags = memstat::stream::FLAG_MODULE;
     types[3].zone = 2;
-    types[3].owner = "foo_mod".to_string();
+    types[3].owner = b"foo_mod".to_vec();
     // Two failed allocations of devbuf on CPU 1, and the peak of temp tracked.
     types[0].stats[1].numfailures = 2;
     types[1].flags = memstat::stream::FLAG_PEAK;
