@@ -92,7 +92,6 @@ fn ignored_options_are_usage_errors() {
         &["--prometheus", "--sysctl", sysctl],
         &["--save", o, "--sysctl", sysctl],
         &["-z", "-a", "--slab-dir", slab],
-        &["-z", "-l", "--slab-dir", slab],
         &["-z", "--sysctl", sysctl, "--slab-dir", slab],
         &["--slab-dir", slab],
         &["--slabinfo", slab],

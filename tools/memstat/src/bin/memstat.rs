@@ -56,8 +56,8 @@ struct Args {
     #[arg(short = 'a', long, conflicts_with_all = EXPORTS)]
     all: bool,
     /// In the -m table, also show each type's failed allocations (Fails), peak KiB in use while
-    /// it is tracked (HighUse; see /proc/malloc_types_peak) and owning module (Owner); JSON
-    /// always has them.
+    /// it is tracked (HighUse; see /proc/malloc_types_peak) and owning module (Owner), JSON
+    /// always has them; in the -z table, the names of the caches merged into each (MERGED).
     #[arg(short = 'l', long, conflicts_with_all = NOT_TABLES)]
     long: bool,
     /// Print JSON with the keys of `vmstat --libxo json` instead of a table.
@@ -188,13 +188,14 @@ fn usage(msg: &str) -> Failure {
 }
 
 /// The combinations of options that clap cannot check: those of `-z` without `-m`, where the
-/// options of the malloc types' table would be ignored.
+/// options of the malloc types' table would be ignored (`-l` is not one: it adds the MERGED
+/// column to `-z`).
 fn check_combinations(args: &Args, matches: &ArgMatches) -> Result<(), Failure> {
     if !args.zones || args.malloc {
         return Ok(());
     }
     let given = |id: &str| matches.value_source(id) == Some(ValueSource::CommandLine);
-    for (id, option) in [("all", "-a"), ("long", "-l"), ("sysctl_dir", "--sysctl")] {
+    for (id, option) in [("all", "-a"), ("sysctl_dir", "--sysctl")] {
         if given(id) {
             return Err(usage(&format!(
                 "{option} applies to the malloc types, which -z alone does not show (add -m)"
