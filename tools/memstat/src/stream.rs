@@ -44,6 +44,10 @@ pub const STATS_SIZE: usize = 64;
 pub const FLAG_MODULE: u32 = 1;
 /// `MALLOC_TYPE_F_PEAK`: the type's peak bytes in use are tracked.
 pub const FLAG_PEAK: u32 = 2;
+/// `MALLOC_TYPE_F_GONE`: the type was unregistered (its module unloaded) between the read that
+/// took the stream's set of types and the read of its record, which keeps its place with only
+/// its id and this flag set. Parsing skips such records.
+pub const FLAG_GONE: u32 = 4;
 
 /// `sizeof(struct malloc_type_header)` in a stream of `version`, `None`
 /// for a version this library does not read.
@@ -351,7 +355,8 @@ pub fn read_stream_file_into(path: &Path, buf: &mut Vec<u8>) -> Result<()> {
     read_stream_into(f, path, buf)
 }
 
-/// Parse a whole stream.
+/// Parse a whole stream. The records of types that went while the stream was read
+/// ([`FLAG_GONE`]) are left out.
 ///
 /// Errors: [`Error::DataError`] for a short header, zero or too many CPUs,
 /// a length that is not exactly the announced one, an unterminated name
@@ -416,11 +421,15 @@ pub fn parse_stream_ref(buf: &[u8]) -> Result<(u32, Vec<StreamTypeRef<'_>>)> {
             falling &= id < p;
         }
         prev = Some(id);
+        let flags = u32_at(buf, base + 44)?;
+        if flags & FLAG_GONE != 0 {
+            continue;
+        }
         types.push(StreamTypeRef {
             name,
             id,
             zone: u32_at(buf, base + 40)?,
-            flags: u32_at(buf, base + 44)?,
+            flags,
             peak,
             owner,
             records,

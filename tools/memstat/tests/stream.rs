@@ -368,3 +368,26 @@ fn names_and_owners_of_every_length() {
     assert_eq!((types[0].name.len(), types[0].owner.len()), (31, 5));
 }
 
+/// A type unregistered while the kernel's stream was read keeps its place as a record with only
+/// its id and `MALLOC_TYPE_F_GONE`: the stream keeps its announced length, and the record is
+/// left out of what is parsed and listed.
+#[test]
+fn records_of_types_gone_are_skipped() {
+    let mut gone = ty("", 5, vec![stream::CpuStats::default(); 2]);
+    gone.owner.clear();
+    gone.flags = memstat::stream::FLAG_GONE;
+    let types = vec![
+        ty("a", 7, vec![cpu(64, 0, 1, 0, 1 << 3); 2]),
+        gone,
+        ty("b", 3, vec![cpu(32, 32, 1, 1, 1 << 2); 2]),
+    ];
+    let buf = write_stream(2, &types);
+    assert_eq!(buf.len(), 16 + 3 * (128 + 2 * 64));
+    let s = parse_stream(&buf).unwrap();
+    let names: Vec<&[u8]> = s.types.iter().map(|t| &t.name[..]).collect();
+    assert_eq!(names, [&b"a"[..], &b"b"[..]]);
+    let mut list = memstat::MemoryTypeList::new();
+    list.update_malloc_bytes(&buf).unwrap();
+    let ids: Vec<u64> = list.iter().map(|t| t.id()).collect();
+    assert_eq!(ids, [7, 3]);
+}
