@@ -336,16 +336,20 @@ cargo_test() {
 if [ -f "$MT_ROOT/tools/memstat/Cargo.toml" ]; then
 	cargo_test memstat
 
-	echo "check: fuzzing the stream parser (${MT_FUZZ_RUNS:=20000} runs)"
-	flog="$MT_CACHE/logs/fuzz.log"
-	if CARGO_TARGET_DIR="$MT_CACHE/cargo-target-fuzz" bash "$MT_ROOT/tools/memstat/fuzz/run.sh" "$MT_FUZZ_RUNS" stream >"$flog" 2>&1; then
-		echo "fuzz: stream parser clean after $MT_FUZZ_RUNS runs"
-		add 1 0
-	else
-		echo "fuzz: FAILED: $(grep -v '^\s*$' "$flog" | tail -n 1)"
-		add 0 1
-		problems+=("fuzzing (log: $flog)")
-	fi
+	# The stream parser, and the name rule with the pattern matcher (text
+	# forms, exact patterns, globs on bytes).
+	for target in stream names; do
+		echo "check: fuzzing the $target target (${MT_FUZZ_RUNS:=20000} runs)"
+		flog="$MT_CACHE/logs/fuzz-$target.log"
+		if CARGO_TARGET_DIR="$MT_CACHE/cargo-target-fuzz" bash "$MT_ROOT/tools/memstat/fuzz/run.sh" "$MT_FUZZ_RUNS" $target >"$flog" 2>&1; then
+			echo "fuzz: $target clean after $MT_FUZZ_RUNS runs"
+			add 1 0
+		else
+			echo "fuzz: FAILED ($target): $(grep -v '^\s*$' "$flog" | tail -n 1)"
+			add 0 1
+			problems+=("fuzzing $target (log: $flog)")
+		fi
+	done
 fi
 
 # The parser of the selection files (mm/malloc_type_pattern.c), fuzzed with
