@@ -23,17 +23,19 @@ import sys
 import drgn
 from drgn.helpers.linux.kallsyms import load_vmlinux_kallsyms
 
-# include/linux/malloc_type.h, LP64 (x86_64 and arm64).
+# include/linux/malloc_type.h, LP64 (x86_64 and arm64): struct malloc_type_internal is
+# u64 mti_probes[2], u32 mti_zone, u32 mti_flags, the statistics, u64 mti_id, the list
+# head, char mti_probename[32], the two texts, mti_events, mti_owner, mti_in_use, mti_peak.
 KS_SHORTDESC = 0
 KS_MTI = 16
-MTI_ZONE = KS_MTI + 8
-MTI_FLAGS = KS_MTI + 12
-MTI_STATS = KS_MTI + 16
-MTI_ID = KS_MTI + 24
-MTI_LIST = KS_MTI + 32
-MTI_EVENTS = KS_MTI + 80
-MTI_OWNER = KS_MTI + 88
-MTI_PEAK = KS_MTI + 104
+MTI_ZONE = KS_MTI + 16
+MTI_FLAGS = KS_MTI + 20
+MTI_STATS = KS_MTI + 24
+MTI_ID = KS_MTI + 32
+MTI_LIST = KS_MTI + 40
+MTI_EVENTS = KS_MTI + 104
+MTI_OWNER = KS_MTI + 112
+MTI_PEAK = KS_MTI + 128
 MALLOC_TYPE_EV_PEAK = 2
 MALLOC_TYPE_F_PEAK = 2
 U64 = (1 << 64) - 1
