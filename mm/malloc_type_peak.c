@@ -303,14 +303,6 @@ static int peak_parse_word(const char *word, size_t len,
 	return 0;
 }
 
-static int peak_check(const char *word, size_t len)
-{
-	struct malloc_type_peak_pattern pat;
-	bool remove;
-
-	return peak_parse_word(word, len, &pat, &remove);
-}
-
 /*
  * Adds (or, with a leading '!', takes out) a pattern in @staged; a pattern
  * written again is fresh again.
@@ -366,7 +358,6 @@ struct malloc_type_selection malloc_type_peak_selection = {
 	.list_lock	= &malloc_type_peak_mutex,
 	.list		= &peak_patterns,
 	.list_size	= sizeof(peak_patterns),
-	.check		= peak_check,
 	.edit		= peak_edit,
 	.clear		= peak_clear,
 	.apply		= peak_apply,

@@ -147,14 +147,6 @@ static int dtmalloc_parse_word(const char *word, size_t len,
 	return 0;
 }
 
-static int dtmalloc_check(const char *word, size_t len)
-{
-	struct dtmalloc_spec spec;
-	bool remove;
-
-	return dtmalloc_parse_word(word, len, &spec, &remove);
-}
-
 /* Adds (or, with a leading '!', takes out) the probes of a word in @staged. */
 static int dtmalloc_edit(void *staged, const char *word, size_t len)
 {
@@ -242,7 +234,6 @@ struct malloc_type_selection dtmalloc_selection = {
 	.list_lock	= &malloc_type_probes_mutex,
 	.list		= &dtmalloc_specs,
 	.list_size	= sizeof(dtmalloc_specs),
-	.check		= dtmalloc_check,
 	.edit		= dtmalloc_edit,
 	.clear		= dtmalloc_clear,
 	.apply		= dtmalloc_commit,

@@ -12,9 +12,9 @@
  *   write() calls: the last word of a write is finished by the white space
  *   of a later write, or by the close of the file, as in tracefs's own
  *   selection files.
- * - Each write is all or nothing: its words are checked first, then applied
- *   together to a copy of the selection, which replaces the selection only
- *   when every one of them applied. A bad word (-EINVAL), a selection that
+ * - Each write is all or nothing: its words are applied together to a copy
+ *   of the selection, which replaces the selection only when every one of
+ *   them applied. A bad word (-EINVAL), a selection that
  *   would overflow (-ENOSPC) or memory short (-ENOMEM) fails the write, and
  *   nothing of it is applied (an unfinished word it carried is dropped too).
  *   A write of more than MALLOC_TYPE_SELECTION_WRITE_MAX bytes fails with
@@ -46,13 +46,6 @@ struct malloc_type_stage {
 	void				*staged;
 };
 
-static int malloc_type_check_word(const char *word, size_t len, void *arg)
-{
-	struct malloc_type_selection *sel = arg;
-
-	return sel->check(word, len);
-}
-
 static int malloc_type_edit_word(const char *word, size_t len, void *arg)
 {
 	struct malloc_type_stage *st = arg;
@@ -72,9 +65,11 @@ static int malloc_type_edit_word(const char *word, size_t len, void *arg)
  * @finish: apply the word left unfinished too, as the close of the file
  *	does.
  *
- * Checks every word of @buf, then applies them, @clear first, to a copy
- * of the selection, which replaces it and is applied to the types only if
- * every word applied; all under @sel's write lock.
+ * Applies the words of @buf, @clear first, to a copy of the selection,
+ * which replaces it and is applied to the types only if every word
+ * applied; all under @sel's write lock, which also keeps @words, the state
+ * of one file, from two writers at once (pwrite() is not serialized by the
+ * file position's lock).
  *
  * Context: process context, may sleep.
  * Return: 0; -EINVAL for a bad word; -ENOSPC when the selection would
@@ -89,23 +84,12 @@ int malloc_type_selection_change(struct malloc_type_selection *sel,
 	struct malloc_type_words next;
 	int ret = 0;
 
-	/* Every word checked first, with no lock: a bad one changes nothing. */
-	if (words) {
-		next = *words;
-		ret = malloc_type_words_parse(&next, buf, len,
-					      malloc_type_check_word, sel);
-		if (!ret && finish && next.part_len)
-			ret = sel->check(next.part, next.part_len);
-		if (ret)
-			goto out;
-	}
 	st.staged = kvmalloc(sel->list_size, GFP_KERNEL);
+	mutex_lock(&sel->write_lock);
 	if (!st.staged) {
 		ret = -ENOMEM;
 		goto out;
 	}
-
-	mutex_lock(&sel->write_lock);
 	mutex_lock(sel->list_lock);
 	memcpy(st.staged, sel->list, sel->list_size);
 	mutex_unlock(sel->list_lock);
@@ -126,8 +110,6 @@ int malloc_type_selection_change(struct malloc_type_selection *sel,
 		mutex_unlock(sel->list_lock);
 		sel->apply();
 	}
-	mutex_unlock(&sel->write_lock);
-	kvfree(st.staged);
 out:
 	if (words) {
 		if (ret)
@@ -135,6 +117,8 @@ out:
 		else
 			*words = next;
 	}
+	mutex_unlock(&sel->write_lock);
+	kvfree(st.staged);
 	return ret;
 }
 
@@ -153,8 +137,9 @@ static struct malloc_type_words *malloc_type_file_words(struct file *file)
  * @file: the file.
  *
  * A file opened for writing gets the state of its words, and with O_TRUNC
- * the selection is emptied; one opened for reading gets a single_open()
- * seq_file of @sel's show (whose private data is the state of the words).
+ * the selection is emptied, once nothing else can fail; one opened for
+ * reading gets a single_open() seq_file of @sel's show (whose private data
+ * is the state of the words).
  *
  * Context: process context, may sleep.
  * Return: 0, or -ENOMEM.
@@ -169,12 +154,6 @@ int malloc_type_selection_open(struct malloc_type_selection *sel,
 		words = kzalloc(sizeof(*words), GFP_KERNEL);
 		if (!words)
 			return -ENOMEM;
-		if (file->f_flags & O_TRUNC) {
-			ret = malloc_type_selection_change(sel, NULL, NULL, 0,
-							   true, false);
-			if (ret)
-				goto err;
-		}
 	}
 	if (file->f_mode & FMODE_READ) {
 		ret = single_open(file, sel->show, words);
@@ -183,7 +162,16 @@ int malloc_type_selection_open(struct malloc_type_selection *sel,
 	} else {
 		file->private_data = words;
 	}
+	if ((file->f_mode & FMODE_WRITE) && (file->f_flags & O_TRUNC)) {
+		ret = malloc_type_selection_change(sel, NULL, NULL, 0, true,
+						   false);
+		if (ret)
+			goto err_release;
+	}
 	return 0;
+err_release:
+	if (file->f_mode & FMODE_READ)
+		single_release(inode, file);
 err:
 	kfree(words);
 	return ret;

@@ -27,10 +27,9 @@ struct seq_file;
  *	registration of a type, which applies the selection to it.
  * @list: the selection, @list_size bytes.
  * @list_size: its size.
- * @check: checks one word (its bytes and their number): 0 or -EINVAL.
- *	Called without a lock, before anything of the write is applied.
- * @edit: applies one checked word to @staged, a copy of @list: 0, or an
- *	error (-ENOSPC) that undoes the whole write.
+ * @edit: applies one word (its bytes and their number) to @staged, a copy
+ *	of @list: 0, or an error (-EINVAL for a bad word, -ENOSPC) that undoes
+ *	the whole write.
  * @clear: empties @staged, for an open with O_TRUNC.
  * @apply: applies @list, just changed, to the types (@write_lock held).
  * @show: lists @list into a seq_file, for readers.
@@ -40,7 +39,6 @@ struct malloc_type_selection {
 	struct mutex	*list_lock;
 	void		*list;
 	size_t		list_size;
-	int		(*check)(const char *word, size_t len);
 	int		(*edit)(void *staged, const char *word, size_t len);
 	void		(*clear)(void *staged);
 	void		(*apply)(void);

@@ -11,7 +11,8 @@
  * - Concurrent writers of both files, truncating and appending, leave the
  *   list, the key and every type's bits in agreement.
  *
- * Each test leaves both selections empty, as the kernel boots with them.
+ * Each test leaves both selections empty, as the kernel boots with them
+ * (the suite's exit).
  */
 
 #include <kunit/test.h>
@@ -265,7 +266,7 @@ static void concurrent_writers(struct kunit *test)
 		{ .sel = &malloc_type_peak_selection, .words = peak_words },
 	};
 	struct sel_verify v = { .test = test };
-	unsigned int i, tracked0 = 0;
+	unsigned int i, started = 0, tracked0 = 0;
 	int malloc0, free0;
 
 	static_assert(ARRAY_SIZE(probe_words) == 10 &&
@@ -274,18 +275,24 @@ static void concurrent_writers(struct kunit *test)
 	malloc_type_for_each(sel_count_tracked, &tracked0);
 	malloc0 = static_key_count(&malloc_type_events.malloc.key) - tracked0;
 	free0 = static_key_count(&malloc_type_events.free.key) - tracked0;
+	/* Every writer that started is waited for: they use wr[] on this stack. */
 	for (i = 0; i < ARRAY_SIZE(wr); i++) {
 		struct task_struct *t;
 
 		wr[i].iterations = 150;
 		init_completion(&wr[i].done);
 		t = kthread_run(sel_writer_fn, &wr[i], "mt_sel_test/%u", i);
-		KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+		KUNIT_EXPECT_FALSE(test, IS_ERR(t));
+		if (IS_ERR(t))
+			break;
+		started++;
 	}
-	for (i = 0; i < ARRAY_SIZE(wr); i++) {
+	for (i = 0; i < started; i++) {
 		wait_for_completion(&wr[i].done);
 		KUNIT_EXPECT_EQ(test, wr[i].errors, 0);
 	}
+	if (started < ARRAY_SIZE(wr))
+		return;
 
 	mutex_lock(&dtmalloc_selection.write_lock);
 	mutex_lock(&malloc_type_peak_selection.write_lock);
@@ -298,7 +305,11 @@ static void concurrent_writers(struct kunit *test)
 			free0 + (int)v.tracked);
 	mutex_unlock(&malloc_type_peak_selection.write_lock);
 	mutex_unlock(&dtmalloc_selection.write_lock);
+}
 
+/* Each test leaves both selections empty, whether it passed or not. */
+static void sel_exit(struct kunit *test)
+{
 	sel_clear(&dtmalloc_selection);
 	sel_clear(&malloc_type_peak_selection);
 	KUNIT_EXPECT_FALSE(test, static_key_enabled(&dtmalloc_probes_selected.key));
@@ -313,6 +324,7 @@ static struct kunit_case malloc_type_selection_cases[] = {
 
 static struct kunit_suite malloc_type_selection_suite = {
 	.name = "malloc_type_selection",
+	.exit = sel_exit,
 	.test_cases = malloc_type_selection_cases,
 };
 

@@ -73,30 +73,27 @@ struct malloc_type_stream {
 	unsigned long				hint_seq;
 };
 
-/* Takes the set of types, and starts the stream over. */
+/*
+ * Takes the set of types, and starts the stream over. The array of ids is
+ * allocated under the registry mutex, where the number of types holds still
+ * (the accounting never takes the mutex, so allocating under it is safe).
+ */
 static int malloc_type_stream_take(struct malloc_type_stream *st)
 {
 	struct malloc_type_internal *mti;
-	unsigned int n = 0, cap;
+	unsigned int n = 0;
 	u64 *ids;
 
-	/* Room for the types now and a few that may register meanwhile. */
-	cap = malloc_type_count() + 16;
-	ids = kvmalloc_array(cap, sizeof(*ids), GFP_KERNEL);
-	if (!ids)
-		return -ENOMEM;
 	mutex_lock(&malloc_type_mutex);
-	list_for_each_entry(mti, &malloc_type_list, mti_list) {
-		if (n == cap)
-			break;
+	ids = kvmalloc_array(max(malloc_type_count(), 1U), sizeof(*ids),
+			     GFP_KERNEL);
+	if (!ids) {
+		mutex_unlock(&malloc_type_mutex);
+		return -ENOMEM;
+	}
+	list_for_each_entry(mti, &malloc_type_list, mti_list)
 		ids[n++] = mti->mti_id;
-	}
 	mutex_unlock(&malloc_type_mutex);
-	if (n == cap) {
-		/* Many types registered between the count and the walk. */
-		kvfree(ids);
-		return -EAGAIN;
-	}
 	kvfree(st->ids);
 	st->ids = ids;
 	st->nr = n;
@@ -228,8 +225,7 @@ struct malloc_type_stream *malloc_type_stream_open(void)
  * A read from offset 0 (or the first read) takes the set of types anew.
  *
  * Context: process context, may sleep.
- * Return: the bytes read, 0 at the end of the stream; -EFAULT, -ENOMEM,
- * or -EAGAIN when types registered too fast to be counted.
+ * Return: the bytes read, 0 at the end of the stream; -EFAULT or -ENOMEM.
  */
 ssize_t malloc_type_stream_read(struct malloc_type_stream *st,
 				struct iov_iter *to, loff_t *pos)

@@ -87,10 +87,11 @@ memstat -f /tmp/t45.bin -a -H >/tmp/t45.saved || fail "memstat -f"
 grep -qF 'a\134n' /tmp/t45.saved || fail "memstat -f: no 'a\\134n'"
 
 # dtmalloc: its event lines are one line each, printable.
-dtmalloc -t nl_row_0_0_0 --min 0 -c 3 -d 30 >/tmp/t45.dt 2>/tmp/t45.dterr &
+dtmalloc --instance dt45 -t nl_row_0_0_0 --min 0 -c 3 -d 30 >/tmp/t45.dt 2>/tmp/t45.dterr &
 pid=$!
+# Once its events are enabled (it selects the type first).
 i=0
-while [ -z "$(cat $t/set_dtmalloc_probes)" ] && [ $i -lt 50 ]; do
+while [ "$(cat $t/instances/dt45/events/dtmalloc/free/enable 2>/dev/null)" != 1 ] && [ $i -lt 100 ]; do
 	sleep 0.1
 	i=$((i + 1))
 done

@@ -84,12 +84,14 @@ echo "!${long%0}" >>$t/set_dtmalloc_probes || fail "the pattern of 124 bytes not
 [ -z "$(cat $t/set_dtmalloc_probes)" ] || fail "a bad spec changed the selection"
 
 # --- dtmalloc -t selects, and deselects when it ends -----------------------
-# The documentation's example, "dtmalloc -t trace_test --min 0 -c 6 -d 30",
-# with the load run once the watch has selected the type.
-dtmalloc -t trace_test --min 0 -c 6 -d 30 >/tmp/dt52.out 2>/tmp/dt52.err &
+# The documentation's example, "dtmalloc -t trace_test --min 0 -c 6 -d 30", in an
+# instance of a known name, with the load run once the watch has enabled its
+# events.
+dtmalloc --instance dt52 -t trace_test --min 0 -c 6 -d 30 >/tmp/dt52.out 2>/tmp/dt52.err &
 pid=$!
+# Once its events are enabled (it selects the type first).
 i=0
-while [ -z "$(cat $t/set_dtmalloc_probes)" ] && [ $i -lt 50 ]; do
+while [ "$(cat $t/instances/dt52/events/dtmalloc/free/enable 2>/dev/null)" != 1 ] && [ $i -lt 100 ]; do
 	sleep 0.1
 	i=$((i + 1))
 done
