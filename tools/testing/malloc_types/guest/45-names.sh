@@ -82,7 +82,8 @@ grep -qF 'rlo\342\200\256live' /tmp/t45.memstat || fail "memstat -m: the overrid
 memstat -m -a --json >/tmp/t45.json || fail "memstat --json"
 printable "memstat --json" /tmp/t45.json
 memstat --save /tmp/t45.bin || fail "memstat --save"
-tr '\n' '#' </tmp/t45.bin | grep -qF 'nl#row 0 0 0' || fail "the stream lost the name's bytes"
+# (busybox grep stops a line at a NUL: the stream's are dropped first.)
+tr -d '\000' </tmp/t45.bin | tr '\n' '#' | grep -qF 'nl#row 0 0 0' || fail "the stream lost the name's bytes"
 memstat -f /tmp/t45.bin -a -H >/tmp/t45.saved || fail "memstat -f"
 grep -qF 'a\134n' /tmp/t45.saved || fail "memstat -f: no 'a\\134n'"
 

@@ -42,8 +42,8 @@ expected=$(printf '%s\n' \
 	"malloc: probe=trace_test size=8192 zindx=$(zindx 8192) name='trace test'" \
 	"malloc: probe=trace_test size=32768 zindx=$(zindx 32768) name='trace test'" \
 	"free: probe=trace_test size=128 zindx=0 name='trace test'" \
-	"malloc: probe=tab_and_space size=8 zindx=0 name='tab	and space'" \
-	"free: probe=tab_and_space size=8 zindx=0 name='tab	and space'" \
+	"malloc: probe=tab_and_space size=8 zindx=0 name='tab\\011and space'" \
+	"free: probe=tab_and_space size=8 zindx=0 name='tab\\011and space'" \
 	"free: probe=trace_test size=8192 zindx=0 name='trace test'" \
 	"free: probe=trace_test size=32768 zindx=0 name='trace test'")
 [ "$got" = "$expected" ] || { printf 'got:\n%s\nexpected:\n%s\n' "$got" "$expected"; fail "wrong events"; }
