@@ -27,9 +27,9 @@ r=$(grep '^ c sample buf ' $types)
 	fail "c sample buf row: '$r'"
 r=$(grep '^c sample leak ' $types)
 [ "$r" = "c sample leak     3     1K        3    0     0       - malloc_types_sample  256" ] || fail "c sample leak row: '$r'"
-r=$(memstat -m -H --name 'c sample buf')
+r=$(memstat -m -H --name c_sample_buf)
 echo "$r" | grep -qE '^ *c sample buf +3 +7K +6 +16,256,512,1024,2048,4096$' ||
-	fail "memstat --name 'c sample buf': '$r'"
+	fail "memstat --name c_sample_buf: '$r'"
 got=$(grep -v '^#' $inst/trace | sed -E 's/^.*: (malloc|free): probe=c_sample_buf size=([0-9]+) .*$/\1 \2/' | sort | tr '\n' ' ')
 [ "$got" = "free 1024 free 16 free 256 malloc 1024 malloc 16 malloc 2048 malloc 256 malloc 4096 malloc 512 " ] ||
 	fail "dtmalloc events of the C sample: '$got'"

@@ -331,6 +331,24 @@ static void test_stream_chunks(void)
 	ksft_test_result(ok, "stream: one whole stream per read from 0, reads of 1 to 65536 bytes\n");
 }
 
+/*
+ * The text form of a name, as /proc/malloc_types shows it: each byte that
+ * is not printable ASCII, and each backslash, as a backslash and three
+ * octal digits. @out holds 4 * MALLOC_MAX_NAME bytes.
+ */
+static void name_text(const char *name, char *out)
+{
+	for (; *name; name++) {
+		unsigned char c = *name;
+
+		if (c < 0x20 || c > 0x7e || c == '\\')
+			out += sprintf(out, "\\%03o", c);
+		else
+			*out++ = c;
+	}
+	*out = '\0';
+}
+
 /* "malloc_types - version: 1.1", the column header, a row per type. */
 static void test_text(void)
 {
@@ -368,21 +386,22 @@ static void test_text(void)
 	for (; line && *line && i < s.sh->mtsh_count; i++) {
 		const struct malloc_type_header *h = type_at(&s, i);
 		char *next = strchr(line, '\n'), *p = line, *owner, *end, *next_size;
+		char highuse[32], text[4 * MALLOC_MAX_NAME];
 		unsigned long long zone;
-		char highuse[32];
 		int n;
 
 		if (next)
 			*next++ = '\0';
 		while (*p == ' ')
 			p++;
-		/* Rows are in the stream's order, each opening with its name. */
-		if (strncmp(p, h->mth_name, strlen(h->mth_name)) || p[strlen(h->mth_name)] != ' ') {
-			ksft_print_msg("row %u: '%s' is not type '%s'\n", i, line, h->mth_name);
+		/* Rows are in the stream's order, each opening with its name's text form. */
+		name_text(h->mth_name, text);
+		if (strncmp(p, text, strlen(text)) || p[strlen(text)] != ' ') {
+			ksft_print_msg("row %u: '%s' is not type '%s'\n", i, line, text);
 			rows = false;
 			break;
 		}
-		p += strlen(h->mth_name);
+		p += strlen(text);
 		/* InUse MemUse(K) Requests Zone Fails HighUse Owner [Size(s)] */
 		if (sscanf(p, "%*u %*uK %*u %llu %*u %31s %n", &zone, highuse, &n) != 2 ||
 		    zone != h->mth_zone ||
