@@ -196,7 +196,7 @@ static bool peak_selected(struct malloc_type *mtp, bool fresh)
 
 	for (i = 0; i < peak_patterns.nr; i++)
 		if ((!fresh || peak_patterns.pat[i].fresh) &&
-		    glob_match(peak_patterns.pat[i].glob,
+		    glob_match(peak_patterns.pat[i].pat.glob,
 			       mtp->ks_mti.mti_probename))
 			return true;
 	return false;
@@ -285,22 +285,13 @@ static void peak_apply(void)
 static int peak_parse_word(const char *word, size_t len,
 			   struct malloc_type_peak_pattern *out, bool *remove)
 {
-	int ret;
-
 	*remove = len && word[0] == '!';
 	if (*remove) {
 		word++;
 		len--;
 	}
-	if (!len || word[0] == '!')
-		return -EINVAL;
-	ret = malloc_type_pattern_glob(word, len, out->glob, sizeof(out->glob));
-	if (ret < 0)
-		return ret;
-	memcpy(out->pattern, word, len);
-	out->pattern[len] = '\0';
 	out->fresh = true;
-	return 0;
+	return malloc_type_sel_pattern_set(&out->pat, word, len);
 }
 
 /*
@@ -319,7 +310,7 @@ static int peak_edit(void *staged, const char *word, size_t len)
 	if (ret)
 		return ret;
 	for (i = 0; i < pats->nr; i++) {
-		if (strcmp(pats->pat[i].pattern, pat.pattern))
+		if (strcmp(pats->pat[i].pat.text, pat.pat.text))
 			continue;
 		if (remove)
 			pats->pat[i] = pats->pat[--pats->nr];
@@ -348,7 +339,7 @@ static int peak_show(struct seq_file *m, void *v)
 
 	mutex_lock(&malloc_type_peak_mutex);
 	for (i = 0; i < peak_patterns.nr; i++)
-		seq_printf(m, "%s\n", peak_patterns.pat[i].pattern);
+		seq_printf(m, "%s\n", peak_patterns.pat[i].pat.text);
 	mutex_unlock(&malloc_type_peak_mutex);
 	return 0;
 }

@@ -88,7 +88,7 @@ int malloc_type_probes_apply(struct malloc_type *mtp)
 
 	mutex_lock(&malloc_type_probes_mutex);
 	for (i = 0; i < dtmalloc_specs.nr; i++)
-		if (glob_match(dtmalloc_specs.spec[i].glob, mti->mti_probename))
+		if (glob_match(dtmalloc_specs.spec[i].pat.glob, mti->mti_probename))
 			probes |= dtmalloc_specs.spec[i].probes;
 	mutex_unlock(&malloc_type_probes_mutex);
 
@@ -116,7 +116,6 @@ static int dtmalloc_parse_word(const char *word, size_t len,
 {
 	const char *colon, *suffix;
 	size_t plen, slen;
-	int ret;
 
 	*remove = len && word[0] == '!';
 	if (*remove) {
@@ -125,8 +124,6 @@ static int dtmalloc_parse_word(const char *word, size_t len,
 	}
 	colon = memchr(word, ':', len);
 	plen = colon ? colon - word : len;
-	if (!plen || word[0] == '!')
-		return -EINVAL;
 	if (!colon) {
 		out->probes = DTMALLOC_SPEC_MALLOC | DTMALLOC_SPEC_FREE;
 	} else {
@@ -139,12 +136,7 @@ static int dtmalloc_parse_word(const char *word, size_t len,
 		else
 			return -EINVAL;
 	}
-	ret = malloc_type_pattern_glob(word, plen, out->glob, sizeof(out->glob));
-	if (ret < 0)
-		return ret;
-	memcpy(out->pattern, word, plen);
-	out->pattern[plen] = '\0';
-	return 0;
+	return malloc_type_sel_pattern_set(&out->pat, word, plen);
 }
 
 /* Adds (or, with a leading '!', takes out) the probes of a word in @staged. */
@@ -162,7 +154,7 @@ static int dtmalloc_edit(void *staged, const char *word, size_t len)
 	for (i = 0; i < specs->nr; i++) {
 		struct dtmalloc_spec *s = &specs->spec[i];
 
-		if (strcmp(s->pattern, spec.pattern))
+		if (strcmp(s->pat.text, spec.pat.text))
 			continue;
 		if (remove)
 			s->probes &= ~spec.probes;
@@ -221,9 +213,9 @@ static int set_probes_show(struct seq_file *m, void *v)
 		const struct dtmalloc_spec *s = &dtmalloc_specs.spec[i];
 
 		if (s->probes & DTMALLOC_SPEC_MALLOC)
-			seq_printf(m, "%s:malloc\n", s->pattern);
+			seq_printf(m, "%s:malloc\n", s->pat.text);
 		if (s->probes & DTMALLOC_SPEC_FREE)
-			seq_printf(m, "%s:free\n", s->pattern);
+			seq_printf(m, "%s:free\n", s->pat.text);
 	}
 	mutex_unlock(&malloc_type_probes_mutex);
 	return 0;

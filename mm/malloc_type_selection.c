@@ -122,6 +122,32 @@ out:
 	return ret;
 }
 
+/**
+ * malloc_type_sel_pattern_set() - check a pattern of a selection file and keep it
+ * @p: where it goes, as written and as a glob.
+ * @pat: the pattern; need not be NUL-terminated.
+ * @len: its length in bytes.
+ *
+ * A pattern of a selection file is one of malloc_type_pattern_glob() that
+ * does not start with '!', which removes a pattern from the selection.
+ *
+ * Return: 0; -EINVAL for a bad pattern.
+ */
+int malloc_type_sel_pattern_set(struct malloc_type_sel_pattern *p,
+				const char *pat, size_t len)
+{
+	int ret;
+
+	if (!len || pat[0] == '!')
+		return -EINVAL;
+	ret = malloc_type_pattern_glob(pat, len, p->glob, sizeof(p->glob));
+	if (ret < 0)
+		return ret;
+	memcpy(p->text, pat, len);
+	p->text[len] = '\0';
+	return 0;
+}
+
 /* The state of the words written to @file, or NULL if it is not open for writing. */
 static struct malloc_type_words *malloc_type_file_words(struct file *file)
 {

@@ -45,6 +45,18 @@ struct malloc_type_selection {
 	int		(*show)(struct seq_file *m, void *v);
 };
 
+/**
+ * struct malloc_type_sel_pattern - a pattern of a selection file
+ * @text: the pattern as written, NUL-terminated.
+ * @glob: the glob_match() pattern it turns into (malloc_type_pattern_glob()).
+ */
+struct malloc_type_sel_pattern {
+	char	text[MALLOC_TYPE_PATTERN_MAX + 1];
+	char	glob[MALLOC_TYPE_GLOB_MAX + 1];
+};
+
+int malloc_type_sel_pattern_set(struct malloc_type_sel_pattern *p,
+				const char *pat, size_t len);
 int malloc_type_selection_change(struct malloc_type_selection *sel,
 				 struct malloc_type_words *words,
 				 const char *buf, size_t len, bool clear,
@@ -68,14 +80,12 @@ loff_t malloc_type_selection_llseek(struct file *file, loff_t offset,
 
 /**
  * struct dtmalloc_spec - a spec of set_dtmalloc_probes
- * @pattern: the pattern as written, NUL-terminated.
- * @glob: the glob_match() pattern it turns into.
+ * @pat: its pattern.
  * @probes: the probes it names, DTMALLOC_SPEC_* bits.
  */
 struct dtmalloc_spec {
-	char	pattern[MALLOC_TYPE_PATTERN_MAX + 1];
-	char	glob[MALLOC_TYPE_GLOB_MAX + 1];
-	u32	probes;
+	struct malloc_type_sel_pattern	pat;
+	u32				probes;
 };
 
 /**
@@ -93,15 +103,13 @@ struct dtmalloc_specs {
 
 /**
  * struct malloc_type_peak_pattern - a pattern of /proc/malloc_types_peak
- * @pattern: the pattern as written, NUL-terminated.
- * @glob: the glob_match() pattern it turns into.
+ * @pat: the pattern.
  * @fresh: written by the change being applied: the peaks of the tracked
  *	types it matches are reset.
  */
 struct malloc_type_peak_pattern {
-	char	pattern[MALLOC_TYPE_PATTERN_MAX + 1];
-	char	glob[MALLOC_TYPE_GLOB_MAX + 1];
-	bool	fresh;
+	struct malloc_type_sel_pattern	pat;
+	bool				fresh;
 };
 
 /**

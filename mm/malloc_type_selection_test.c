@@ -63,7 +63,7 @@ static bool has_spec(const char *pattern, u32 probes)
 	unsigned int i;
 
 	for (i = 0; i < specs()->nr; i++)
-		if (!strcmp(specs()->spec[i].pattern, pattern))
+		if (!strcmp(specs()->spec[i].pat.text, pattern))
 			return specs()->spec[i].probes == probes;
 	return false;
 }
@@ -226,10 +226,10 @@ static int sel_verify_type(struct malloc_type *mtp, void *arg)
 	unsigned int i;
 
 	for (i = 0; i < specs()->nr; i++)
-		if (glob_match(specs()->spec[i].glob, probe))
+		if (glob_match(specs()->spec[i].pat.glob, probe))
 			want |= specs()->spec[i].probes;
 	for (i = 0; i < peaks()->nr; i++)
-		if (glob_match(peaks()->pat[i].glob, probe))
+		if (glob_match(peaks()->pat[i].pat.glob, probe))
 			peak = true;
 	KUNIT_EXPECT_EQ_MSG(test, events & (DTMALLOC_SPEC_MALLOC | DTMALLOC_SPEC_FREE),
 			    (unsigned long)want, "probes of %s", probe);

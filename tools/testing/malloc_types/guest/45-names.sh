@@ -8,6 +8,7 @@
 # exact pattern of a probe name selects that type alone.
 name=45-names
 fail() { echo "$name: FAIL: $*"; exit 1; }
+. /tests/lib.sh
 t=/sys/kernel/tracing
 inst=$t/instances/mt45
 mod=/lib/modules/malloc_type_names_test.ko
@@ -46,10 +47,10 @@ printable trace /tmp/t45.trace
 [ "$(grep -cE ': (malloc|free): probe=' /tmp/t45.trace)" = "$(wc -l </tmp/t45.trace)" ] ||
 	fail "a trace line that is not a whole event"
 # White space is '_' in a probe name (the newline too), escaped in a name.
-grep -qF "malloc: probe=nl_row_0_0_0 size=64 zindx=$(. /tests/lib.sh; zindx 64) name='nl\\012row 0 0 0'" /tmp/t45.trace ||
+grep -qF "malloc: probe=nl_row_0_0_0 size=64 zindx=$(zindx 64) name='nl\\012row 0 0 0'" /tmp/t45.trace ||
 	fail "no event of 'nl\\nrow 0 0 0': $(grep -F 'nl_' /tmp/t45.trace | head -n 2)"
 [ "$(grep -cF "probe=esc\\033[31mred\\033]0;t\\007 " /tmp/t45.trace)" = 2 ] || fail "not 2 events of the escapes"
-[ "$(grep -cF "probe=a_ size=64 zindx=$(. /tests/lib.sh; zindx 64) name='a\\012'" /tmp/t45.trace)" = 1 ] ||
+[ "$(grep -cF "probe=a_ size=64 zindx=$(zindx 64) name='a\\012'" /tmp/t45.trace)" = 1 ] ||
 	fail "no malloc event of 'a\\n'"
 [ "$(grep -cF "probe=a\\134n " /tmp/t45.trace)" = 2 ] || fail "not 2 events of 'a\\\\n'"
 
@@ -90,12 +91,7 @@ grep -qF 'a\134n' /tmp/t45.saved || fail "memstat -f: no 'a\\134n'"
 # dtmalloc: its event lines are one line each, printable.
 dtmalloc --instance dt45 -t nl_row_0_0_0 --min 0 -c 3 -d 30 >/tmp/t45.dt 2>/tmp/t45.dterr &
 pid=$!
-# Once its events are enabled (it selects the type first).
-i=0
-while [ "$(cat $t/instances/dt45/events/dtmalloc/free/enable 2>/dev/null)" != 1 ] && [ $i -lt 100 ]; do
-	sleep 0.1
-	i=$((i + 1))
-done
+dtmalloc_wait dt45
 rmmod malloc_type_names_test && insmod $mod || fail "rmmod/insmod under dtmalloc"
 wait $pid
 printable dtmalloc /tmp/t45.dt

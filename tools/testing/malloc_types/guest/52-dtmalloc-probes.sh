@@ -8,6 +8,7 @@
 # and dtmalloc -t; the documentation's commands, run verbatim.
 name=52-dtmalloc-probes
 fail() { echo "$name: FAIL: $*"; exit 1; }
+. /tests/lib.sh
 t=/sys/kernel/tracing
 mod=/lib/modules/malloc_type_trace_test.ko
 cleanup() {
@@ -89,12 +90,7 @@ echo "!${long%0}" >>$t/set_dtmalloc_probes || fail "the pattern of 124 bytes not
 # events.
 dtmalloc --instance dt52 -t trace_test --min 0 -c 6 -d 30 >/tmp/dt52.out 2>/tmp/dt52.err &
 pid=$!
-# Once its events are enabled (it selects the type first).
-i=0
-while [ "$(cat $t/instances/dt52/events/dtmalloc/free/enable 2>/dev/null)" != 1 ] && [ $i -lt 100 ]; do
-	sleep 0.1
-	i=$((i + 1))
-done
+dtmalloc_wait dt52
 [ "$(cat $t/set_dtmalloc_probes | tr '\n' ' ')" = "trace_test:malloc trace_test:free " ] ||
 	fail "dtmalloc -t did not select trace_test: '$(cat $t/set_dtmalloc_probes)'"
 insmod $mod && rmmod malloc_type_trace_test || fail "insmod/rmmod"

@@ -12,3 +12,15 @@ zindx() {
 	done
 	echo -1
 }
+
+# Waits (up to 10 s) until a dtmalloc run in the background, in the tracefs
+# instance $1, has enabled its events: it selects its type first, and an
+# allocation made in between would not be seen.
+dtmalloc_wait() {
+	i=0
+	while [ "$(cat /sys/kernel/tracing/instances/$1/events/dtmalloc/free/enable 2>/dev/null)" != 1 ] &&
+		[ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
