@@ -361,12 +361,15 @@ impl Segment {
     }
 }
 
-/// Checks that no two segments hold the same kernel addresses, and that no
-/// two of those without kernel addresses (a dump of physical memory) hold
-/// the same physical addresses with different bytes of the file: a core
-/// where an address has two meanings is corrupt. (Physical memory held
-/// twice by segments with kernel addresses is normal: kdump's kernel text
-/// and its RAM, `/proc/kcore`'s text and direct map.)
+/// Checks that no two segments hold the same kernel addresses with different
+/// bytes of the file, and that no two of those without kernel addresses (a
+/// dump of physical memory) hold the same physical addresses with different
+/// bytes: a core where an address has two meanings is corrupt. (Kernel
+/// addresses held twice with the same bytes are normal in `/proc/kcore`,
+/// whose file offsets follow the addresses: on arm64 its kernel text lies
+/// within its vmalloc area. Physical memory held twice by segments with
+/// kernel addresses is normal too: kdump's kernel text and its RAM,
+/// `/proc/kcore`'s text and direct map.)
 fn check_overlaps(segments: &[Segment]) -> std::result::Result<(), String> {
     /// A segment's addresses in one space: first, last, and where the file holds the first.
     struct Span<'a> {
@@ -413,7 +416,7 @@ fn check_overlaps(segments: &[Segment]) -> std::result::Result<(), String> {
         .filter(|s| s.is_kernel())
         .map(|s| span(s, s.vaddr))
         .collect();
-    overlap(kernel, "kernel address", false)?;
+    overlap(kernel, "kernel address", true)?;
     let physical = segments
         .iter()
         .filter(|s| !s.is_kernel() && s.paddr != NO_PADDR)
@@ -425,9 +428,11 @@ fn check_overlaps(segments: &[Segment]) -> std::result::Result<(), String> {
 /// Where the segments are, for a lookup in O(log n) whatever their number.
 #[derive(Debug, Default)]
 struct SegmentIndex {
-    /// The segments with kernel addresses (which do not overlap,
-    /// [`check_overlaps`]), by address.
-    kernel: Vec<usize>,
+    /// Kernel addresses, by address, in pieces that do not overlap: (first
+    /// address, last address, segment). Where segments overlap, the one that
+    /// starts lower holds the piece (the bytes are the same, or
+    /// [`check_overlaps`] refused the core).
+    kernel: Vec<(u64, u64, usize)>,
     /// Physical memory, by address, in pieces that do not overlap: (first
     /// address, last address, segment). Where segments overlap, the one
     /// that starts lower holds the piece (the bytes are the same, or
@@ -437,45 +442,55 @@ struct SegmentIndex {
 
 impl SegmentIndex {
     fn new(segments: &[Segment]) -> SegmentIndex {
-        let mut kernel: Vec<usize> = (0..segments.len())
-            .filter(|&i| segments[i].is_kernel())
-            .collect();
-        kernel.sort_unstable_by_key(|&i| segments[i].vaddr);
-        let mut by_paddr: Vec<usize> = (0..segments.len())
-            .filter(|&i| segments[i].paddr != NO_PADDR)
-            .collect();
-        by_paddr.sort_unstable_by_key(|&i| (segments[i].paddr, i));
-        let mut physical = Vec::with_capacity(by_paddr.len());
-        // The first address no piece holds yet.
-        let mut free = 0u64;
-        for i in by_paddr {
-            let s = &segments[i];
-            // Below PHYS_LIMIT (Segment::check): no overflow.
-            let last = s.paddr + (s.memsz - 1);
-            let first = s.paddr.max(free);
-            if first <= last {
-                physical.push((first, last, i));
-                free = last + 1;
-            }
-        }
+        let kernel = Self::pieces(segments, |s| s.is_kernel(), |s| s.vaddr);
+        let physical = Self::pieces(segments, |s| s.paddr != NO_PADDR, |s| s.paddr);
         SegmentIndex { kernel, physical }
     }
 
-    /// The segment that holds kernel address `a`, and the last address it holds.
-    fn kernel(&self, segments: &[Segment], a: u64) -> Option<(usize, u64)> {
-        let n = self.kernel.partition_point(|&i| segments[i].vaddr <= a);
-        let i = *self.kernel.get(n.checked_sub(1)?)?;
-        let s = &segments[i];
-        // No wrap (Segment::check).
-        let last = s.vaddr + (s.memsz - 1);
+    /// The addresses of the segments that `has` says have them (`at` gives the first), in
+    /// pieces that do not overlap, by address: where segments overlap, the one that starts
+    /// lower holds the piece.
+    fn pieces(
+        segments: &[Segment],
+        has: impl Fn(&Segment) -> bool,
+        at: impl Fn(&Segment) -> u64,
+    ) -> Vec<(u64, u64, usize)> {
+        let mut by_addr: Vec<usize> = (0..segments.len())
+            .filter(|&i| has(&segments[i]) && segments[i].memsz > 0)
+            .collect();
+        by_addr.sort_unstable_by_key(|&i| (at(&segments[i]), i));
+        let mut out = Vec::with_capacity(by_addr.len());
+        // The first address no piece holds yet; `None` once the address space is done.
+        let mut free = Some(0u64);
+        for i in by_addr {
+            let Some(from) = free else { break };
+            let s = &segments[i];
+            // No wrap (Segment::check).
+            let last = at(s) + (s.memsz - 1);
+            let first = at(s).max(from);
+            if first <= last {
+                out.push((first, last, i));
+                free = last.checked_add(1);
+            }
+        }
+        out
+    }
+
+    /// The piece of `pieces` that holds address `a`: its segment and its last address.
+    fn find(pieces: &[(u64, u64, usize)], a: u64) -> Option<(usize, u64)> {
+        let n = pieces.partition_point(|&(first, _, _)| first <= a);
+        let &(_, last, i) = pieces.get(n.checked_sub(1)?)?;
         (a <= last).then_some((i, last))
+    }
+
+    /// The segment that holds kernel address `a`, and the last address it holds there.
+    fn kernel(&self, a: u64) -> Option<(usize, u64)> {
+        Self::find(&self.kernel, a)
     }
 
     /// The segment that holds physical address `a`, and the last address it holds there.
     fn physical(&self, a: u64) -> Option<(usize, u64)> {
-        let n = self.physical.partition_point(|&(first, _, _)| first <= a);
-        let &(_, last, i) = self.physical.get(n.checked_sub(1)?)?;
-        (a <= last).then_some((i, last))
+        Self::find(&self.physical, a)
     }
 }
 
@@ -967,7 +982,7 @@ impl Core {
         let found = if physical {
             self.index.physical(addr)
         } else {
-            self.index.kernel(&self.segments, addr)
+            self.index.kernel(addr)
         };
         let Some((i, last)) = found else {
             return Ok(None);
@@ -1690,4 +1705,55 @@ impl KernelImage {
 /// An [`object`] error as an error about `elf`'s file.
 fn bad_obj<'a>(elf: &'a ElfFile<'a>) -> impl Fn(object::Error) -> Error + 'a {
     move |e| elf.bad(e)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seg(index: usize, offset: u64, vaddr: u64, memsz: u64) -> Segment {
+        Segment {
+            index,
+            offset,
+            vaddr,
+            paddr: NO_PADDR,
+            filesz: memsz,
+            memsz,
+        }
+    }
+
+    /// `/proc/kcore` holds kernel addresses twice with the same bytes (its file offsets follow
+    /// the addresses; on arm64 its kernel text lies within its vmalloc area): not an overlap,
+    /// and every address is found in a segment that holds it, at the same file offset. Kernel
+    /// addresses held twice with other bytes are refused.
+    #[test]
+    fn kernel_addresses_held_twice_alike() {
+        const BASE: u64 = 0xffff_8000_0000_0000;
+        // The file offset of an address is `address - BASE + 0x1000`, as kcore's are.
+        let at = |va: u64| va - BASE + 0x1000;
+        let vmalloc = seg(1, at(BASE), BASE, 0x10_0000);
+        let text = seg(2, at(BASE + 0x4_0000), BASE + 0x4_0000, 0x2_0000);
+        let after = seg(3, at(BASE + 0x10_0000), BASE + 0x10_0000, 0x1000);
+        let segments = [text, vmalloc, after];
+        assert_eq!(check_overlaps(&segments), Ok(()));
+        let index = SegmentIndex::new(&segments);
+        for va in [
+            BASE,
+            BASE + 0x4_0000,
+            BASE + 0x5_ffff,
+            BASE + 0xf_ffff,
+            BASE + 0x10_0fff,
+        ] {
+            let (i, last) = index.kernel(va).unwrap();
+            let s = &segments[i];
+            assert!(s.vaddr <= va && va <= last && last <= s.vaddr + (s.memsz - 1));
+            assert_eq!(s.offset + (va - s.vaddr), at(va));
+        }
+        assert_eq!(index.kernel(BASE + 0x10_1000), None);
+        assert_eq!(index.kernel(BASE - 1), None);
+
+        let other = seg(2, 0x50_0000, BASE + 0x4_0000, 0x2_0000);
+        let e = check_overlaps(&[segments[1], other]).unwrap_err();
+        assert!(e.contains("both hold kernel address"), "{e}");
+    }
 }
