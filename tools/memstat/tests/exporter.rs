@@ -366,7 +366,7 @@ fn slow_and_idle_clients_are_cut_off() {
 fn a_client_that_does_not_read_is_cut_off() {
     // Some 13 MB of exposition: more than the socket buffers of both ends hold.
     let types: Vec<_> = (0..12_000u64)
-        .map(|i| ty(&format!("type {i}"), i + 1, vec![cpu(8, 0, 1, 0, 1)]))
+        .map(|i| ty(format!("type {i}"), i + 1, vec![cpu(8, 0, 1, 0, 1)]))
         .collect();
     let f = tmpdir("exporter_stall").join("big.stream");
     std::fs::write(&f, write_stream(1, &types)).unwrap();
