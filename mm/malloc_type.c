@@ -95,6 +95,7 @@ MODULE_PARM_DESC(default_types,
 /* Zone i > 0 allocates from malloc_type_buckets[i]; [0] is unused. */
 static kmem_buckets *malloc_type_buckets[MALLOC_TYPE_MAX_ZONES];
 
+/* Serializes registration, unregistration and the walks that hold it. */
 DEFINE_MUTEX(malloc_type_mutex);
 LIST_HEAD(malloc_type_list);
 unsigned long malloc_type_unregistered;

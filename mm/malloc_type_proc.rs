@@ -467,7 +467,6 @@ mod tests {
         fn put(&mut self, bytes: &[u8]) -> Result {
             Ok(self.0.extend_from_slice(bytes, GFP_KERNEL)?)
         }
-
     }
 
     fn row(name: &[u8], zone: u32, s: &Stats) -> Result<KVec<u8>> {
@@ -652,7 +651,9 @@ mod tests {
         let text = b"nl\\012row 0 0 0\\033[2J\\134n ";
         assert_eq!(&row[..text.len()], text);
         assert_eq!(row.iter().position(|&c| c == b'\n'), Some(row.len() - 1));
-        assert!(row[..row.len() - 1].iter().all(|c| (0x20..0x7f).contains(c)));
+        assert!(row[..row.len() - 1]
+            .iter()
+            .all(|c| (0x20..0x7f).contains(c)));
         Ok(())
     }
 

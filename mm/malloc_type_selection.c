@@ -177,7 +177,7 @@ int malloc_type_selection_open(struct malloc_type_selection *sel,
 	int ret;
 
 	if (file->f_mode & FMODE_WRITE) {
-		words = kzalloc(sizeof(*words), GFP_KERNEL);
+		words = kzalloc_obj(*words, GFP_KERNEL);
 		if (!words)
 			return -ENOMEM;
 	}

@@ -35,8 +35,8 @@ struct seq_file;
  * @show: lists @list into a seq_file, for readers.
  */
 struct malloc_type_selection {
-	struct mutex	write_lock;
-	struct mutex	*list_lock;
+	struct mutex	write_lock;	/* the changes, see above */
+	struct mutex	*list_lock;	/* @list, see above */
 	void		*list;
 	size_t		list_size;
 	int		(*edit)(void *staged, const char *word, size_t len);

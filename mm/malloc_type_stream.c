@@ -61,7 +61,7 @@
  * @hint_seq: malloc_type_unregistered when @hint was found.
  */
 struct malloc_type_stream {
-	struct mutex				lock;
+	struct mutex				lock;	/* serializes the reads */
 	struct malloc_type_stream_header	header;
 	u64					*ids;
 	unsigned int				nr;
@@ -200,7 +200,7 @@ static void malloc_type_stream_build(struct malloc_type_stream *st,
  */
 struct malloc_type_stream *malloc_type_stream_open(void)
 {
-	struct malloc_type_stream *st = kzalloc(sizeof(*st), GFP_KERNEL);
+	struct malloc_type_stream *st = kzalloc_obj(*st, GFP_KERNEL);
 
 	if (!st)
 		return NULL;
