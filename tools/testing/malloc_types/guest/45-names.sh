@@ -88,14 +88,17 @@ tr -d '\000' </tmp/t45.bin | tr '\n' '#' | grep -qF 'nl#row 0 0 0' || fail "the 
 memstat -f /tmp/t45.bin -a -H >/tmp/t45.saved || fail "memstat -f"
 grep -qF 'a\134n' /tmp/t45.saved || fail "memstat -f: no 'a\\134n'"
 
-# dtmalloc: its event lines are one line each, printable.
-dtmalloc --instance dt45 -t nl_row_0_0_0 --min 0 -c 3 -d 30 >/tmp/t45.dt 2>/tmp/t45.dterr &
+# dtmalloc: its event lines name the probe, in its text form; -t takes the
+# probe name as dtmalloc_probes shows it. The override's type allocates and
+# frees once at load.
+dtmalloc --instance dt45 -t 'rlo\342\200\256live' --min 0 -c 2 -d 30 >/tmp/t45.dt 2>/tmp/t45.dterr &
 pid=$!
 dtmalloc_wait dt45
 rmmod malloc_type_names_test && insmod $mod || fail "rmmod/insmod under dtmalloc"
-wait $pid
+wait $pid || fail "dtmalloc -t: $(cat /tmp/t45.dterr)"
 printable dtmalloc /tmp/t45.dt
 printable "dtmalloc's errors" /tmp/t45.dterr
-grep -qF 'nl\012row 0 0 0' /tmp/t45.dt || fail "dtmalloc: no event of 'nl\\nrow 0 0 0': $(head -n 3 /tmp/t45.dt)"
+[ "$(grep -cF 'type rlo\342\200\256live 64 bytes' /tmp/t45.dt)" = 2 ] ||
+	fail "dtmalloc: not the 2 events of the override: $(head -n 3 /tmp/t45.dt)"
 rm -f /tmp/t45.*
 echo "$name: ok"
