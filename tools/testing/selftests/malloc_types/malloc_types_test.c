@@ -328,7 +328,7 @@ static void test_stream_chunks(void)
 		}
 		free(s.b.data);
 	}
-	ksft_test_result(ok, "stream: one whole stream per read from 0, reads of 1 to 65536 bytes\n");
+	ksft_test_result(ok, "stream: a whole stream per read from 0, reads of 1 to 65536 bytes\n");
 }
 
 /*
