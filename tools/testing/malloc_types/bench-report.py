@@ -112,18 +112,39 @@ LOAD = re.compile(r"BENCH load readers=(\d+) runs=(\d+) median_ns=(\d+) max_ns=(
 
 
 def parse_streams(path):
-    """The figures of a boot with many possible CPUs (mt.bench=streams), or (None, why)."""
+    """The readers of a boot with many CPUs (mt.bench=streams), or (None, why)."""
     r, err = parse_readers(path)
     if r is None:
         return None, err
     text = open(path, errors="replace").read()
     possible = re.search(r"BENCH possible_cpus=(\S+)", text)
+    r["possible"] = possible.group(1) if possible else None
+    return r, None
+
+
+def parse_loads(path):
+    """The module loads of a boot without -icount (mt.bench=loads), or (None, why)."""
+    try:
+        text = open(path, errors="replace").read()
+    except OSError as e:
+        return None, f"cannot read {path}: {e.strerror}"
+    errors = re.findall(r"BENCH error (.*)", text)
     loads = [dict(zip(("readers", "runs", "median_ns", "max_ns", "reads", "read_ns"),
                       map(int, m))) for m in LOAD.findall(text)]
-    if not loads:
-        return None, f"no module load figures (log: {path})"
-    r.update({"possible": possible.group(1) if possible else None, "loads": loads})
-    return r, None
+    cpus = re.search(r"BENCH cpus=(\d+)", text)
+    if errors or not loads or "BENCH end rc=0" not in text:
+        why = "; ".join(e.strip() for e in errors) or "the guest did not finish the loads"
+        return None, f"{why} (log: {path})"
+    return {"loads": loads, "cpus": int(cpus.group(1)) if cpus else None}, None
+
+
+def per_type_cpu(few, many, few_cpus, many_cpus, types=1000):
+    """ns per type and CPU of a /proc/malloc_stats read: the difference between two boots."""
+    a = {t: ns for p, t, ns in few if p == "/proc/malloc_stats"}.get(types)
+    b = {t: ns for p, t, ns in many if p == "/proc/malloc_stats"}.get(types)
+    if a is None or b is None or not few_cpus or not many_cpus or many_cpus <= few_cpus:
+        return None
+    return (b - a) / (types * (many_cpus - few_cpus))
 
 
 def cell(v, fmt):
@@ -136,8 +157,10 @@ def main():
     ap.add_argument("--inline", help="console log of the bench-inline kernel")
     ap.add_argument("--inline-error", help="why the bench-inline kernel has no log")
     ap.add_argument("--readers-cpus", help="console log of a readers-only boot with more CPUs")
-    ap.add_argument("--streams", help="console log of a boot with many possible CPUs "
+    ap.add_argument("--streams", help="console log of a boot with many CPUs "
                     "(mt.bench=streams)")
+    ap.add_argument("--loads", help="console log of a boot without -icount "
+                    "(mt.bench=loads)")
     ap.add_argument("--default-off", help="console log of a bench-inline boot with "
                     "malloc_types.default_types=0 (scenario 6)")
     ap.add_argument("--nomt", help="console log of the bench-nomt kernel, the bench-inline "
@@ -243,17 +266,30 @@ def main():
             print(f"\nbench: no readers with more CPUs: {many_err}")
         streams, streams_err = (parse_streams(args.streams) if args.streams else (None, None))
         if streams is not None:
-            print(f"\nthe stream with possible CPUs {streams['possible']} ({streams['cpus']} "
-                  "present; the bench-inline kernel)")
+            print(f"\nns per read or update, {streams['cpus']} CPUs (possible: "
+                  f"{streams['possible']}; the bench-inline kernel)")
+            print(f"{'':{W}}{'types':>6}{'ns':>13}")
             for path, types, ns in sorted(streams["readers"], key=lambda x: (x[1], x[0])):
                 print(f"{path:{W}}{types:>6}{ns:>13}")
-            print("module load+unload (malloc_type_bench_types_1), ns: median, max; "
-                  "the readers' stream reads meanwhile")
-            for ld in streams["loads"]:
-                print(f"  {ld['readers']} readers: {ld['median_ns']:>12} {ld['max_ns']:>12}"
-                      + (f"   {ld['reads']} reads of {ld['read_ns']} ns" if ld["readers"] else ""))
+            two = runs.get("bench-inline", {}).get("readers", [])
+            c = per_type_cpu(two, streams["readers"], 2, streams["cpus"])
+            if c is not None:
+                print(f"/proc/malloc_stats per type and CPU: {c:.1f} ns "
+                      f"(1000 types, {streams['cpus']} CPUs against 2)")
         elif streams_err:
             print(f"\nbench: no figures of the stream with many CPUs: {streams_err}")
+        loads, loads_err = (parse_loads(args.loads) if args.loads else (None, None))
+        if loads is not None:
+            print(f"\nmodule load+unload of malloc_type_bench_types_1 at 1000 types, "
+                  f"{loads['cpus']} CPUs, host ns (no -icount): median, max")
+            base = next((ld["median_ns"] for ld in loads["loads"] if ld["readers"] == 0), None)
+            for ld in loads["loads"]:
+                ratio = f"  x{ld['median_ns'] / base:.2f}" if base else ""
+                print(f"  {ld['readers']} readers: {ld['median_ns']:>12} {ld['max_ns']:>12}{ratio}"
+                      + (f"   meanwhile {ld['reads']} stream reads of {ld['read_ns']} ns"
+                         if ld["readers"] else ""))
+        elif loads_err:
+            print(f"\nbench: no figures of module loads beside readers: {loads_err}")
         b = runs["bench"]["builtin_types"]
         if b is not None:
             print(f"({b} types are built in; the rest come from the modules malloc_type_bench_types_N)")
@@ -321,6 +357,7 @@ def main():
             }
         many = parse_readers(args.readers_cpus)[0] if args.readers_cpus else None
         streams = parse_streams(args.streams)[0] if args.streams else None
+        loads = parse_loads(args.loads)[0] if args.loads else None
         out = {
             "unit": "ns of guest time per allocate+free pair (-icount shift=0); ns is the median "
                     "of the rounds, min and max their extremes",
@@ -331,7 +368,12 @@ def main():
                 "kernel": "bench-inline", "cpus": streams["cpus"],
                 "possible": streams["possible"],
                 "readers": [{"reader": p, "types": t, "ns": ns} for p, t, ns in streams["readers"]],
-                "module_loads": streams["loads"]},
+                "stream_ns_per_type_and_cpu": per_type_cpu(
+                    runs.get("bench-inline", {}).get("readers", []), streams["readers"], 2,
+                    streams["cpus"])},
+            "module_loads": None if loads is None else {
+                "kernel": "bench-inline", "cpus": loads["cpus"], "clock": "host, no -icount",
+                "module": "malloc_type_bench_types_1", "types": 1000, "loads": loads["loads"]},
             "sizes": sizes,
             "kernels": {k: kernel_json(k) for k, _ in kernels},
             "kernel_errors": why,

@@ -22,16 +22,23 @@ echo "BENCH cpus=$(grep -c ^processor /proc/cpuinfo)"
 # mt.bench=default-off: the allocation figures only, as scenario 6 (a boot
 # with malloc_types.default_types=0, for the cost of KBox with the switch off);
 # mt.bench=nomt: the same as scenario 7, in the kernel without malloc types.
-# mt.bench=streams: the stream with many possible CPUs (a boot with
-# -smp 2,maxcpus=N): its readers at 1000 types, and module loads while
-# readers poll it.
+# mt.bench=streams: the readers at 1000 types only (a boot with many CPUs,
+# for the stream's cost per type and CPU).
+# mt.bench=loads: loads and unloads of a module of one type at 1000 types,
+# without readers and while two readers poll the stream (a boot without
+# -icount: see bench.sh).
 readers_only=no
 streams=no
+loads=no
 case " $(cat /proc/cmdline) " in
 *" mt.bench=readers "*) readers_only=yes ;;
 *" mt.bench=streams "*)
 	readers_only=yes
 	streams=yes
+	;;
+*" mt.bench=loads "*)
+	readers_only=yes
+	loads=yes
 	;;
 *" mt.bench=default-off "*)
 	bench 6
@@ -100,7 +107,7 @@ fi
 base=$(cat /proc/sys/kernel/malloc_count) || fail "no kernel.malloc_count"
 echo "BENCH builtin_types=$base"
 targets="10 100 1000"
-[ $streams = yes ] && targets=1000
+{ [ $streams = yes ] || [ $loads = yes ]; } && targets=1000
 echo "BENCH possible_cpus=$(cat /sys/devices/system/cpu/possible)"
 for target in $targets; do
 	need=$((target - base))
@@ -114,20 +121,25 @@ for target in $targets; do
 	total=$(cat /proc/sys/kernel/malloc_count)
 	[ "$total" = "$target" ] || [ "$base" -gt "$target" ] ||
 		fail "$total types registered, not $target"
-	memstat-bench-reads || fail "memstat-bench-reads at $total types"
-	# Loads and unloads of a module of one type, without readers and while
-	# two readers poll the stream. The module of one type may be among
+	# Loads and unloads of a module of one type, 50 without readers and 50
+	# while two readers poll the stream, twice over (host time varies from
+	# one moment to the next). The module of one type may be among
 	# those loaded above: it is unloaded first (999 types, 1000 while it is
 	# loaded again).
-	if [ $streams = yes ]; then
+	if [ $loads = yes ]; then
 		mod=malloc_type_bench_types_1
-		case " $loaded " in
-		*" $mod "*)
-			rmmod $mod || fail "rmmod $mod"
-			loaded=$(echo "$loaded" | sed "s/ $mod//")
-			;;
-		esac
-		memstat-bench-load $mods/$mod.ko 20 0 2 || fail "memstat-bench-load at $total types"
+		rest=
+		for m in $loaded; do
+			if [ "$m" = $mod ]; then
+				rmmod $mod || fail "rmmod $mod"
+			else
+				rest="$rest $m"
+			fi
+		done
+		loaded=$rest
+		memstat-bench-load $mods/$mod.ko 50 0 2 0 2 || fail "memstat-bench-load at $total types"
+	else
+		memstat-bench-reads || fail "memstat-bench-reads at $total types"
 	fi
 	for m in $loaded; do
 		rmmod "$m" || fail "rmmod $m"
