@@ -92,19 +92,29 @@ def parse(path):
     }, None
 
 
-def parse_readers(path):
-    """The reader figures of a readers-only console log (mt.bench=readers), or (None, why)."""
+def parse_finished(path, pattern, what):
+    """A guest's console log that finished with matches of pattern: {"text", "found", "cpus"},
+    or (None, why)."""
     try:
         text = open(path, errors="replace").read()
     except OSError as e:
         return None, f"cannot read {path}: {e.strerror}"
     errors = re.findall(r"BENCH error (.*)", text)
-    readers = [(p, int(t), int(ns)) for p, t, _, ns in READER.findall(text)]
-    cpus = re.search(r"BENCH cpus=(\d+)", text)
-    if errors or not readers or "BENCH end rc=0" not in text:
-        why = "; ".join(e.strip() for e in errors) or "the guest did not finish the readers"
+    found = pattern.findall(text)
+    if errors or not found or "BENCH end rc=0" not in text:
+        why = "; ".join(e.strip() for e in errors) or f"the guest did not finish the {what}"
         return None, f"{why} (log: {path})"
-    return {"readers": readers, "cpus": int(cpus.group(1)) if cpus else None}, None
+    cpus = re.search(r"BENCH cpus=(\d+)", text)
+    return {"text": text, "found": found, "cpus": int(cpus.group(1)) if cpus else None}, None
+
+
+def parse_readers(path):
+    """The reader figures of a readers-only console log (mt.bench=readers), or (None, why)."""
+    log, err = parse_finished(path, READER, "readers")
+    if log is None:
+        return None, err
+    return {"readers": [(p, int(t), int(ns)) for p, t, _, ns in log["found"]],
+            "cpus": log["cpus"]}, None
 
 
 LOAD = re.compile(r"BENCH load readers=(\d+) runs=(\d+) median_ns=(\d+) max_ns=(\d+) "
@@ -113,29 +123,22 @@ LOAD = re.compile(r"BENCH load readers=(\d+) runs=(\d+) median_ns=(\d+) max_ns=(
 
 def parse_streams(path):
     """The readers of a boot with many CPUs (mt.bench=streams), or (None, why)."""
-    r, err = parse_readers(path)
-    if r is None:
+    log, err = parse_finished(path, READER, "readers")
+    if log is None:
         return None, err
-    text = open(path, errors="replace").read()
-    possible = re.search(r"BENCH possible_cpus=(\S+)", text)
-    r["possible"] = possible.group(1) if possible else None
-    return r, None
+    possible = re.search(r"BENCH possible_cpus=(\S+)", log["text"])
+    return {"readers": [(p, int(t), int(ns)) for p, t, _, ns in log["found"]],
+            "cpus": log["cpus"], "possible": possible.group(1) if possible else None}, None
 
 
 def parse_loads(path):
     """The module loads of a boot without -icount (mt.bench=loads), or (None, why)."""
-    try:
-        text = open(path, errors="replace").read()
-    except OSError as e:
-        return None, f"cannot read {path}: {e.strerror}"
-    errors = re.findall(r"BENCH error (.*)", text)
-    loads = [dict(zip(("readers", "runs", "median_ns", "max_ns", "reads", "read_ns"),
-                      map(int, m))) for m in LOAD.findall(text)]
-    cpus = re.search(r"BENCH cpus=(\d+)", text)
-    if errors or not loads or "BENCH end rc=0" not in text:
-        why = "; ".join(e.strip() for e in errors) or "the guest did not finish the loads"
-        return None, f"{why} (log: {path})"
-    return {"loads": loads, "cpus": int(cpus.group(1)) if cpus else None}, None
+    log, err = parse_finished(path, LOAD, "loads")
+    if log is None:
+        return None, err
+    return {"loads": [dict(zip(("readers", "runs", "median_ns", "max_ns", "reads", "read_ns"),
+                               map(int, m))) for m in log["found"]],
+            "cpus": log["cpus"]}, None
 
 
 def per_type_cpu(few, many, few_cpus, many_cpus, types=1000):
@@ -246,6 +249,15 @@ def main():
           f"figure: {', '.join(map(str, n_rounds))}; 3 rounds per module load, which busybox's "
           f"insmod makes twice)", spread, "10.1f")
 
+    # The boots of the readers with more CPUs, of the stream with many CPUs and of the module
+    # loads: for the tables and the JSON.
+    many, many_err = parse_readers(args.readers_cpus) if args.readers_cpus else (None, None)
+    streams, streams_err = parse_streams(args.streams) if args.streams else (None, None)
+    if streams is not None:
+        streams["per_type_cpu"] = per_type_cpu(runs.get("bench-inline", {}).get("readers", []),
+                                               streams["readers"], 2, streams["cpus"])
+    loads, loads_err = parse_loads(args.loads) if args.loads else (None, None)
+
     readers = {}
     for k, _ in kernels:
         for path, types, ns in runs[k]["readers"]:
@@ -255,8 +267,6 @@ def main():
         print(f"{'':{W}}{'types':>6}" + "".join(f"{short:>13}" for _, short in kernels))
         for (path, types), by in sorted(readers.items(), key=lambda x: (x[0][1], x[0][0])):
             print(f"{path:{W}}{types:>6}" + "".join(f"{by.get(k, '-'):>13}" for k, _ in kernels))
-        many, many_err = (parse_readers(args.readers_cpus) if args.readers_cpus
-                          else (None, None))
         if many is not None:
             print(f"\nns per read or update, {many['cpus']} CPUs (the bench-inline kernel)")
             print(f"{'':{W}}{'types':>6}{'ns':>13}")
@@ -264,21 +274,17 @@ def main():
                 print(f"{path:{W}}{types:>6}{ns:>13}")
         elif many_err:
             print(f"\nbench: no readers with more CPUs: {many_err}")
-        streams, streams_err = (parse_streams(args.streams) if args.streams else (None, None))
         if streams is not None:
             print(f"\nns per read or update, {streams['cpus']} CPUs (possible: "
                   f"{streams['possible']}; the bench-inline kernel)")
             print(f"{'':{W}}{'types':>6}{'ns':>13}")
             for path, types, ns in sorted(streams["readers"], key=lambda x: (x[1], x[0])):
                 print(f"{path:{W}}{types:>6}{ns:>13}")
-            two = runs.get("bench-inline", {}).get("readers", [])
-            c = per_type_cpu(two, streams["readers"], 2, streams["cpus"])
-            if c is not None:
-                print(f"/proc/malloc_stats per type and CPU: {c:.1f} ns "
+            if streams["per_type_cpu"] is not None:
+                print(f"/proc/malloc_stats per type and CPU: {streams['per_type_cpu']:.1f} ns "
                       f"(1000 types, {streams['cpus']} CPUs against 2)")
         elif streams_err:
             print(f"\nbench: no figures of the stream with many CPUs: {streams_err}")
-        loads, loads_err = (parse_loads(args.loads) if args.loads else (None, None))
         if loads is not None:
             print(f"\nmodule load+unload of malloc_type_bench_types_1 at 1000 types, "
                   f"{loads['cpus']} CPUs, host ns (no -icount): median, max")
@@ -355,9 +361,6 @@ def main():
                 "readers": [{"reader": p, "types": t, "ns": ns} for p, t, ns in r["readers"]],
                 "builtin_types": r["builtin_types"],
             }
-        many = parse_readers(args.readers_cpus)[0] if args.readers_cpus else None
-        streams = parse_streams(args.streams)[0] if args.streams else None
-        loads = parse_loads(args.loads)[0] if args.loads else None
         out = {
             "unit": "ns of guest time per allocate+free pair (-icount shift=0); ns is the median "
                     "of the rounds, min and max their extremes",
@@ -368,9 +371,7 @@ def main():
                 "kernel": "bench-inline", "cpus": streams["cpus"],
                 "possible": streams["possible"],
                 "readers": [{"reader": p, "types": t, "ns": ns} for p, t, ns in streams["readers"]],
-                "stream_ns_per_type_and_cpu": per_type_cpu(
-                    runs.get("bench-inline", {}).get("readers", []), streams["readers"], 2,
-                    streams["cpus"])},
+                "stream_ns_per_type_and_cpu": streams["per_type_cpu"]},
             "module_loads": None if loads is None else {
                 "kernel": "bench-inline", "cpus": loads["cpus"], "clock": "host, no -icount",
                 "module": "malloc_type_bench_types_1", "types": 1000, "loads": loads["loads"]},
