@@ -87,7 +87,7 @@ use std::path::{Path, PathBuf};
 
 use object::elf::{self, FileHeader64, ProgramHeader64, SectionHeader64, Sym64};
 use object::read::elf::{
-    FileHeader as _, NoteIterator, ProgramHeader as _, SectionHeader as _, Sym as _,
+    FileHeader as _, Note, NoteIterator, ProgramHeader as _, SectionHeader as _, Sym as _,
 };
 use object::read::{ReadCache, ReadCacheOps, ReadRef as _, StringTable};
 use object::{pod, LittleEndian};
@@ -846,30 +846,20 @@ impl Core {
                     };
                     // A malformed note ends the segment's notes; it is the error only when
                     // no VMCOREINFO note is found at all.
-                    for n in 0.. {
-                        match notes.next() {
-                            Ok(Some(note)) if note.name() == b"VMCOREINFO" => {
-                                if note.desc().len() > MAX_VMCOREINFO {
-                                    return Err(bad(format!(
-                                        "program header {i} (PT_NOTE): a VMCOREINFO note of {} \
-                                         bytes, more than a kernel writes ({} KiB)",
-                                        note.desc().len(),
-                                        MAX_VMCOREINFO >> 10
-                                    )));
-                                }
-                                let text = String::from_utf8_lossy(note.desc());
-                                vmcoreinfo = Some(VmcoreInfo::parse(&text));
-                                break;
-                            }
-                            Ok(Some(_)) => {}
-                            Ok(None) => break,
-                            Err(e) => {
-                                bad_note.get_or_insert(format!(
-                                    "program header {i} (PT_NOTE): note {n} is malformed ({e})"
-                                ));
-                                break;
-                            }
+                    let place = format!("program header {i} (PT_NOTE)");
+                    if let Some(note) = find_note(&mut notes, &place, &mut bad_note, |note| {
+                        note.name() == b"VMCOREINFO"
+                    }) {
+                        if note.desc().len() > MAX_VMCOREINFO {
+                            return Err(bad(format!(
+                                "{place}: a VMCOREINFO note of {} bytes, more than a kernel \
+                                 writes ({} KiB)",
+                                note.desc().len(),
+                                MAX_VMCOREINFO >> 10
+                            )));
                         }
+                        let text = String::from_utf8_lossy(note.desc());
+                        vmcoreinfo = Some(VmcoreInfo::parse(&text));
                     }
                 }
                 _ => {}
@@ -1631,25 +1621,12 @@ impl KernelImage {
                         NoteIterator::<FileHeader64<LittleEndian>>::new(LE, align, &bytes)
                             .map_err(|e| bad(format!("section {i} (SHT_NOTE): {e}")))?;
                     // A malformed note is the error only when no build ID is found.
-                    for n in 0.. {
-                        match notes.next() {
-                            Ok(Some(note))
-                                if note.name() == elf::ELF_NOTE_GNU
-                                    && note.n_type(LE) == elf::NT_GNU_BUILD_ID =>
-                            {
-                                img.build_id =
-                                    Some(note.desc().iter().map(|b| format!("{b:02x}")).collect());
-                                break;
-                            }
-                            Ok(Some(_)) => {}
-                            Ok(None) => break,
-                            Err(e) => {
-                                bad_note.get_or_insert(format!(
-                                    "section {i} (SHT_NOTE): note {n} is malformed ({e})"
-                                ));
-                                break;
-                            }
-                        }
+                    let place = format!("section {i} (SHT_NOTE)");
+                    if let Some(note) = find_note(&mut notes, &place, &mut bad_note, |note| {
+                        note.name() == elf::ELF_NOTE_GNU && note.n_type(LE) == elf::NT_GNU_BUILD_ID
+                    }) {
+                        img.build_id =
+                            Some(note.desc().iter().map(|b| format!("{b:02x}")).collect());
                     }
                 }
                 elf::SHT_SYMTAB => {
@@ -1703,6 +1680,28 @@ impl KernelImage {
 }
 
 /// An [`object`] error as an error about `elf`'s file.
+/// The first of `notes` that `wanted` accepts, or `None` at their end or at a malformed note, whose
+/// error (`PLACE: note N is malformed (...)`) goes to `bad_note` unless it holds one already.
+fn find_note<'data>(
+    notes: &mut NoteIterator<'data, FileHeader64<LittleEndian>>,
+    place: &str,
+    bad_note: &mut Option<String>,
+    wanted: impl Fn(&Note<'data, FileHeader64<LittleEndian>>) -> bool,
+) -> Option<Note<'data, FileHeader64<LittleEndian>>> {
+    for n in 0.. {
+        match notes.next() {
+            Ok(Some(note)) if wanted(&note) => return Some(note),
+            Ok(Some(_)) => {}
+            Ok(None) => break,
+            Err(e) => {
+                bad_note.get_or_insert(format!("{place}: note {n} is malformed ({e})"));
+                break;
+            }
+        }
+    }
+    None
+}
+
 fn bad_obj<'a>(elf: &'a ElfFile<'a>) -> impl Fn(object::Error) -> Error + 'a {
     move |e| elf.bad(e)
 }
