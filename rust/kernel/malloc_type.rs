@@ -209,20 +209,34 @@ impl MallocType {
     /// Any context, while the type stays registered (the registry frees the text of a type it
     /// unregisters).
     pub fn name_text(&self) -> &CStr {
-        // SAFETY: The field is valid and aligned; the registry stores it before it publishes the
-        // statistics and clears it only after unregistering the type.
+        // SAFETY: The registry stores `mti_nametext` with `WRITE_ONCE()` before it publishes the
+        // statistics and clears it only after unregistering the type; a non-null value is
+        // `ks_shortdesc` or a string the registry made, which lives while the type is registered
+        // (the caller keeps it so).
+        unsafe { self.registry_str(ptr::addr_of_mut!((*self.as_raw()).ks_mti.mti_nametext)) }
+    }
+
+    /// Returns the C string that a pointer field of the registry's part of the type
+    /// (`ks_mti`) points to, or an empty string while the field is null.
+    ///
+    /// # Safety
+    ///
+    /// `field` points to such a field of `self`, which the registry stores with `WRITE_ONCE()`,
+    /// and a non-null value of it is a C string that stays valid while the returned reference
+    /// is used.
+    ///
+    /// # Context
+    ///
+    /// Any context.
+    unsafe fn registry_str(&self, field: *mut *const crate::ffi::c_char) -> &CStr {
+        // SAFETY: By the safety requirements the field is valid and aligned.
         // ORDERING: Relaxed, as in `zone`.
-        let p = unsafe {
-            atomic_load(
-                ptr::addr_of_mut!((*self.as_raw()).ks_mti.mti_nametext),
-                Relaxed,
-            )
-        };
+        let p = unsafe { atomic_load(field, Relaxed) };
         if p.is_null() {
             return c"";
         }
-        // SAFETY: A non-null `mti_nametext` is `ks_shortdesc` or a string the registry made,
-        // which lives while the type is registered (the caller keeps it so).
+        // SAFETY: By the safety requirements a non-null value is a C string that outlives the
+        // returned reference.
         unsafe { CStr::from_char_ptr(p) }
     }
 
@@ -278,20 +292,10 @@ impl MallocType {
     /// assert_eq!(M_OWNER_DOC.owner().to_bytes(), b"vmlinux");
     /// ```
     pub fn owner(&self) -> &CStr {
-        // SAFETY: The field is valid and aligned; the registry stores it with `WRITE_ONCE()`.
-        // ORDERING: Relaxed, as in `zone`.
-        let p = unsafe {
-            atomic_load(
-                ptr::addr_of_mut!((*self.as_raw()).ks_mti.mti_owner),
-                Relaxed,
-            )
-        };
-        if p.is_null() {
-            return c"";
-        }
-        // SAFETY: A non-null `mti_owner` is a string literal or the name of the module that
-        // defines the type, which outlives the type's code and so `self`'s uses by it.
-        unsafe { CStr::from_char_ptr(p) }
+        // SAFETY: The registry stores `mti_owner` with `WRITE_ONCE()`; a non-null value is a
+        // string literal or the name of the module that defines the type, which outlives the
+        // type's code and so `self`'s uses by it.
+        unsafe { self.registry_str(ptr::addr_of_mut!((*self.as_raw()).ks_mti.mti_owner)) }
     }
 
     /// Returns the type's peak bytes in use (accounted sizes) while its peak is tracked
