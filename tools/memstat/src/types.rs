@@ -776,6 +776,20 @@ impl MemoryTypeList {
     pub fn clear(&mut self) {
         self.types.clear();
     }
+    /// The entry at `index` in list order.
+    pub fn get(&self, index: usize) -> Option<&MemoryType> {
+        self.types.get(index)
+    }
+    /// Mutable [`MemoryTypeList::get`].
+    pub fn get_mut(&mut self, index: usize) -> Option<&mut MemoryType> {
+        self.types.get_mut(index)
+    }
+    /// The position in list order of the entry [`MemoryTypeList::find`] returns.
+    pub fn position(&self, allocator: AllocatorFilter, name: &str) -> Option<usize> {
+        self.types
+            .iter()
+            .position(|t| allocator.matches(t.allocator()) && t.is_named(name))
+    }
     /// `memstat_mtl_find`: the first entry of `allocator` whose name is `name`, in text form
     /// (what [`MemoryType::name`] returns); a merged slab cache is found by any of the names
     /// merged into it, and by its sysfs directory's (`:0000136`).
