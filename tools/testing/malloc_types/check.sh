@@ -336,6 +336,21 @@ cargo_test() {
 if [ -f "$MT_ROOT/tools/memstat/Cargo.toml" ]; then
 	cargo_test memstat
 
+	# libmemstat for C programs: `make install`, the manual's example and the
+	# test program through the installed header and memstat.pc, under
+	# ASan/UBSan and valgrind.
+	echo "check: libmemstat for C (tools/memstat/capi/tests/run.sh)"
+	alog="$MT_CACHE/logs/capi.log"
+	CARGO_TARGET_DIR="$MT_CACHE/cargo-target" CARGO="cargo +$RUST_VERSION" \
+		bash "$MT_ROOT/tools/memstat/capi/tests/run.sh" "$MT_CACHE/capi-check" >"$alog" 2>&1
+	arc=$?
+	read -r p f < <(sed -n 's/^capi: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$alog" | tail -n 1)
+	p=${p:-0} f=${f:-0}
+	if [ $arc -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+	echo "libmemstat for C: $p passed, $f failed"
+	add "$p" "$f"
+	[ $arc -eq 0 ] || { grep -E '^(FAILED|not ok)' "$alog" | head -n 10; problems+=("libmemstat for C (log: $alog)"); }
+
 	# The stream parser, and the name rule with the pattern matcher (text
 	# forms, exact patterns, globs on bytes).
 	for target in stream names; do

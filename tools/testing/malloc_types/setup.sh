@@ -11,12 +11,14 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 # prometheus: promtool checks the metrics of the memstat exporter (make check);
-# libclang-rt: libFuzzer for the fuzzing of the selection files' parser.
+# libclang-rt: libFuzzer for the fuzzing of the selection files' parser;
+# pkgconf, g++, valgrind: the C programs of libmemstat's tests (capi/tests/run.sh).
 PACKAGES="clang-$LLVM_VERSION lld-$LLVM_VERSION llvm-$LLVM_VERSION libclang-$LLVM_VERSION-dev
 	libclang-rt-$LLVM_VERSION-dev
 	qemu-system-x86 qemu-system-arm busybox-static flex bison bc libelf-dev libssl-dev cpio
 	make xz-utils kmod python3 python3-venv python3-ply python3-git python3-sphinx python3-yaml gcc libc6-dev musl-tools ca-certificates
-	linux-perf trace-cmd bpftrace prometheus gcc-aarch64-linux-gnu libc6-dev-arm64-cross"
+	linux-perf trace-cmd bpftrace prometheus gcc-aarch64-linux-gnu libc6-dev-arm64-cross
+	pkgconf g++ valgrind"
 # `setup.sh inline` (make run, make bench) adds the LLVM that
 # CONFIG_RUST_INLINE_HELPERS needs for the prod and bench-inline kernels:
 # clang with rustc's LLVM major version.
@@ -63,6 +65,10 @@ rustup target list --toolchain "$RUST_VERSION" --installed 2>/dev/null | grep -q
 # its own C runtime, libc and linker (rust-lld), so no cross gcc is needed.
 rustup target list --toolchain "$RUST_VERSION" --installed 2>/dev/null | grep -q '^aarch64-unknown-linux-musl' ||
 	mt_run rustup target add aarch64-unknown-linux-musl --toolchain "$RUST_VERSION"
+# libmemstat's C programs for the arm64 guest (build-tools.sh arm64) link
+# libmemstat.a with the cross gcc's static glibc: the GNU target.
+rustup target list --toolchain "$RUST_VERSION" --installed 2>/dev/null | grep -q '^aarch64-unknown-linux-gnu' ||
+	mt_run rustup target add aarch64-unknown-linux-gnu --toolchain "$RUST_VERSION"
 
 mt_step "bindgen-cli"
 if [ "$("$MT_TOOLS/bin/bindgen" --version 2>/dev/null)" != "bindgen $BINDGEN_VERSION" ]; then
