@@ -42,6 +42,28 @@ if [ -f "$MT_ROOT/tools/memstat/Cargo.toml" ]; then
 	(cd "$MT_ROOT/tools/memstat" &&
 		mt_run cargo "+$RUST_VERSION" build --release --locked --target "$target" --bins --examples)
 fi
+# libmemstat for C programs (tools/memstat/capi): installed under the cache,
+# then its examples built as a C programmer builds them, with pkg-config,
+# statically (glibc), for guest/63-libmemstat-c.sh. For x86_64 the library
+# is the host's build, the one capi/tests/run.sh tests; for arm64 that of the
+# GNU target, linked by the cross gcc.
+if [ -f "$MT_ROOT/tools/memstat/capi/Makefile" ]; then
+	mt_step "build libmemstat for C$step"
+	capi="$MT_CACHE/capi-$arch"
+	case $arch in
+	x86_64) gnu= cc=gcc ;;
+	arm64) gnu=aarch64-unknown-linux-gnu cc=aarch64-linux-gnu-gcc ;;
+	esac
+	mt_run make -C "$MT_ROOT/tools/memstat/capi" install PREFIX="$capi" RUST_TARGET="$gnu" \
+		CC="$cc" CARGO="cargo +$RUST_VERSION"
+	mkdir -p "$capi/bin"
+	for ex in skbuffs vmstat_m; do
+		# shellcheck disable=SC2046 # pkg-config's words are separate arguments
+		mt_run "$cc" -static -O2 -Wall -Wextra -Werror -Wl,--gc-sections -s -o "$capi/bin/$ex" \
+			"$MT_ROOT/tools/memstat/capi/examples/$ex.c" \
+			$(PKG_CONFIG_PATH="$capi/lib/pkgconfig" pkg-config --cflags --libs --static memstat)
+	done
+fi
 # The Binder IPC workload of guest/70-binder.sh; its AIDL compiler is a
 # build dependency (rsbinder-aidl), so nothing outside Cargo is needed.
 if [ -f "$MT_ROOT/tools/binderload/Cargo.toml" ]; then

@@ -47,6 +47,10 @@ done
 [ -x "$musl/examples/read_sizes" ] && install -m 0755 "$musl/examples/read_sizes" "$stage/bin/memstat-read-sizes"
 [ -x "$musl/examples/bench_reads" ] && install -m 0755 "$musl/examples/bench_reads" "$stage/bin/memstat-bench-reads"
 [ -x "$musl/examples/bench_load" ] && install -m 0755 "$musl/examples/bench_load" "$stage/bin/memstat-bench-load"
+# libmemstat's C examples, static (build-tools.sh): guest test 63.
+for ex in skbuffs vmstat_m; do
+	[ -x "$MT_CACHE/capi-$arch/bin/$ex" ] && install -m 0755 "$MT_CACHE/capi-$arch/bin/$ex" "$stage/bin/libmemstat-$ex"
+done
 [ "$flavour" = test ] && bash "$MT_DIR/initramfs-tracers.sh" "$stage" # perf, trace-cmd, bpftrace
 # The kselftest of the user space ABI, built as the kselftests are (lib.mk),
 # against this kernel's uapi headers (build-kernel.sh makes them), linked
