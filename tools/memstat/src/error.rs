@@ -143,13 +143,12 @@ impl Error {
         match source.raw_os_error() {
             Some(libc::EACCES) | Some(libc::EPERM) => Error::Permission { path },
             Some(libc::ENOMEM) => Error::NoMemory,
-            _ => {
-                if source.kind() == io::ErrorKind::PermissionDenied {
-                    Error::Permission { path }
-                } else {
-                    Error::Io { path, source }
-                }
-            }
+            _ => match source.kind() {
+                io::ErrorKind::PermissionDenied => Error::Permission { path },
+                // What the standard library's reads report when a buffer cannot grow.
+                io::ErrorKind::OutOfMemory => Error::NoMemory,
+                _ => Error::Io { path, source },
+            },
         }
     }
 

@@ -145,6 +145,12 @@ fn read_errors_name_the_path() {
     );
     assert_eq!(p.kind(), ErrorKind::Permission);
     assert_eq!(p.to_string(), "/proc/malloc_stats: Permission denied");
+    // A read whose buffer cannot grow reports OutOfMemory with no OS error.
+    let m = memstat::Error::from_io(
+        "/proc/malloc_stats",
+        std::io::Error::from(std::io::ErrorKind::OutOfMemory),
+    );
+    assert_eq!(m.kind(), ErrorKind::NoMemory);
 }
 
 fn libc_eacces() -> i32 {
