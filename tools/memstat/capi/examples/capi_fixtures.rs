@@ -7,6 +7,7 @@
 //!   module's `foo bar` with a failure, and a name with a newline and a byte above ASCII;
 //! * `second.stream`: the next read of the same kernel: `devbuf` changed, the module's type
 //!   gone, a new type `pipe` added;
+//! * `owner.stream`: `devbuf` alone, its owner now a module's;
 //! * `truncated.stream`: `first.stream` cut inside its second type;
 //! * `version99.stream`: `first.stream` claiming stream version 99.
 //!
@@ -83,6 +84,10 @@ fn main() -> std::io::Result<()> {
         write_stream(4, &[devbuf(128), odd, pipe]),
     )?;
     std::fs::write(dir.join("truncated.stream"), &first[..first.len() - 100])?;
+    let mut moved = devbuf(0);
+    moved.owner = b"other_mod".to_vec();
+    moved.flags |= FLAG_MODULE;
+    std::fs::write(dir.join("owner.stream"), write_stream(4, &[moved]))?;
     let mut v99 = first.clone();
     v99[0..4].copy_from_slice(&99u32.to_ne_bytes());
     std::fs::write(dir.join("version99.stream"), v99)?;

@@ -13,9 +13,10 @@
  * Differences from FreeBSD's library, on purpose:
  *  - An update removes the entries that the kernel no longer presents (an
  *    unloaded module's types, a destroyed cache), which FreeBSD's BUGS
- *    section says linger until the list is freed: a pointer to an entry is
- *    valid until an update removes that entry or the list is freed. Entries
- *    that stay keep their address and their caller-owned fields.
+ *    section says linger until the list is freed: a pointer to an entry,
+ *    and a string an accessor returned for it, are valid until an update
+ *    removes that entry or the list is freed. Entries that stay keep their
+ *    address, their strings and their caller-owned fields.
  *  - Names are any bytes in the kernel; memstat_get_name() returns the
  *    name's text form: printable ASCII as it is, other bytes and the
  *    backslash as \NNN (octal). It can be longer than MEMTYPE_MAXNAME.
@@ -92,7 +93,10 @@
 /* Linux: a NULL argument, an index or CPU out of range, unknown flags. */
 #define	MEMSTAT_ERROR_INVALID		10
 
-/* Linux: a buffer of this size holds any error of memstat_kvm_open(). */
+/*
+ * Linux: a buffer for the errors of memstat_kvm_open(); a message that names
+ * a very long path is cut to fit (always NUL-terminated).
+ */
 #define	MEMSTAT_KVM_ERRBUF_SIZE		256
 
 /*

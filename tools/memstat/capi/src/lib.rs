@@ -105,6 +105,10 @@ pub struct memory_type {
     name: CString,
     owner: CString,
     probe: CString,
+    /// Texts the entry had before an update changed them (a slab cache's first alias, a
+    /// type's owner): a pointer a program took stays valid while the entry does, as the name
+    /// inside FreeBSD's entry does.
+    retired: Vec<CString>,
 }
 
 /// `struct memory_type_list`. Opaque to C.
@@ -138,16 +142,20 @@ impl memory_type_list {
                     name: CString::default(),
                     owner: CString::default(),
                     probe: CString::default(),
+                    retired: Vec::new(),
                 })
             });
             node.list = me;
             node.index = i;
             if node.name.as_bytes() != t.name().as_bytes() {
-                node.name = c_string(t.name());
-                node.probe = c_string(&t.probe_name());
+                let name = std::mem::replace(&mut node.name, c_string(t.name()));
+                let probe = std::mem::replace(&mut node.probe, c_string(&t.probe_name()));
+                node.retired
+                    .extend([name, probe].into_iter().filter(|s| !s.is_empty()));
             }
             if node.owner.as_bytes() != t.owner().as_bytes() {
-                node.owner = c_string(t.owner());
+                let owner = std::mem::replace(&mut node.owner, c_string(t.owner()));
+                node.retired.extend(Some(owner).filter(|s| !s.is_empty()));
             }
             self.nodes.push(node);
         }
@@ -908,18 +916,33 @@ pub unsafe extern "C" fn memstat_malloc_zone_used(mtp: *const memory_type, n: us
     })
 }
 
-/// The name of `mtp`, owned by its list: the text form of the name (printable ASCII as it is,
-/// other bytes and the backslash as `\NNN`); "" for NULL.
+/// A text of the node `mtp`, "" with `errno` EINVAL for NULL.
+///
+/// # Safety
+///
+/// `mtp` is NULL or an entry of a live list.
+unsafe fn text(mtp: *const memory_type, f: impl FnOnce(&memory_type) -> &CString) -> *const c_char {
+    // SAFETY: by the function's contract a non-NULL `mtp` is a live node.
+    match unsafe { mtp.as_ref() } {
+        Some(n) => f(n).as_ptr(),
+        None => {
+            set_errno(libc::EINVAL);
+            c"".as_ptr()
+        }
+    }
+}
+
+/// The name of `mtp`, owned by its entry and valid while the entry is in the list: the text
+/// form of the name (printable ASCII as it is, other bytes and the backslash as `\NNN`); ""
+/// with `errno` EINVAL for NULL.
 ///
 /// # Safety
 ///
 /// `mtp` is NULL or an entry of a live list.
 #[no_mangle]
 pub unsafe extern "C" fn memstat_get_name(mtp: *const memory_type) -> *const c_char {
-    // SAFETY: by the function's contract a non-NULL `mtp` is a live node.
-    guard(c"".as_ptr(), || {
-        unsafe { mtp.as_ref() }.map_or(c"".as_ptr(), |n| n.name.as_ptr())
-    })
+    // SAFETY: by the function's contract.
+    guard(c"".as_ptr(), || unsafe { text(mtp, |n| &n.name) })
 }
 
 /// Linux: the owner of a malloc type (`vmlinux` or the module's name), in text form; "" for a
@@ -930,10 +953,8 @@ pub unsafe extern "C" fn memstat_get_name(mtp: *const memory_type) -> *const c_c
 /// `mtp` is NULL or an entry of a live list.
 #[no_mangle]
 pub unsafe extern "C" fn memstat_get_owner(mtp: *const memory_type) -> *const c_char {
-    // SAFETY: by the function's contract a non-NULL `mtp` is a live node.
-    guard(c"".as_ptr(), || {
-        unsafe { mtp.as_ref() }.map_or(c"".as_ptr(), |n| n.owner.as_ptr())
-    })
+    // SAFETY: by the function's contract.
+    guard(c"".as_ptr(), || unsafe { text(mtp, |n| &n.owner) })
 }
 
 /// Linux: the probe name of the type (its name with spaces as `_`, what the per-type probes
@@ -944,10 +965,8 @@ pub unsafe extern "C" fn memstat_get_owner(mtp: *const memory_type) -> *const c_
 /// `mtp` is NULL or an entry of a live list.
 #[no_mangle]
 pub unsafe extern "C" fn memstat_get_probename(mtp: *const memory_type) -> *const c_char {
-    // SAFETY: by the function's contract a non-NULL `mtp` is a live node.
-    guard(c"".as_ptr(), || {
-        unsafe { mtp.as_ref() }.map_or(c"".as_ptr(), |n| n.probe.as_ptr())
-    })
+    // SAFETY: by the function's contract.
+    guard(c"".as_ptr(), || unsafe { text(mtp, |n| &n.probe) })
 }
 
 /// `ALLOCATOR_MALLOC` or `ALLOCATOR_UMA`; `ALLOCATOR_UNKNOWN` for NULL.
@@ -965,7 +984,10 @@ pub unsafe extern "C" fn memstat_get_allocator(mtp: *const memory_type) -> c_int
                 Allocator::Slab => ALLOCATOR_UMA,
             })
         }
-        .unwrap_or(ALLOCATOR_UNKNOWN)
+        .unwrap_or_else(|| {
+            set_errno(libc::EINVAL);
+            ALLOCATOR_UNKNOWN
+        })
     })
 }
 

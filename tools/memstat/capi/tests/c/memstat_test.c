@@ -13,13 +13,21 @@
  *   SYSCTLDIR  a sysctl tree (tools/memstat/tests/fixtures/sysctl)
  *   CORE       a vmcore with malloc types (optional)
  *
+ * Every MEMSTAT_ERROR_* code is produced but MEMSTAT_ERROR_NOMEMORY: the
+ * library's allocations abort the process when memory is out, as Rust's do,
+ * but for a stream's buffer, whose failure it reports and which no test can
+ * make fail reliably.
+ *
  * Prints TAP ("ok N - ...", "not ok N - ..."); exits 1 if a check failed.
  */
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <memstat.h>
 
@@ -119,7 +127,11 @@ static void test_null_arguments(void)
 	    strstr(errbuf, "NULL core") != NULL, "memstat_kvm_open(NULL, NULL): %s", errbuf);
 
 	/* Accessors of NULL return 0, "" or NULL; setters do nothing. */
-	CHECK(strcmp(memstat_get_name(NULL), "") == 0, "memstat_get_name(NULL)");
+	errno = 0;
+	CHECK(strcmp(memstat_get_name(NULL), "") == 0 && errno == EINVAL, "memstat_get_name(NULL)");
+	errno = 0;
+	CHECK(memstat_get_allocator(NULL) == ALLOCATOR_UNKNOWN && errno == EINVAL,
+	    "memstat_get_allocator(NULL) sets errno");
 	CHECK(strcmp(memstat_get_owner(NULL), "") == 0, "memstat_get_owner(NULL)");
 	CHECK(strcmp(memstat_get_probename(NULL), "") == 0, "memstat_get_probename(NULL)");
 	CHECK(memstat_get_allocator(NULL) == ALLOCATOR_UNKNOWN, "memstat_get_allocator(NULL)");
@@ -184,6 +196,13 @@ static void test_bad_sources(void)
 	    "a stream read as slabinfo: MEMSTAT_ERROR_DATAERROR: %s", memstat_mtl_geterrmsg(mtlp));
 	CHECK(memstat_mtl_first(mtlp) == NULL, "failed reads leave the list empty");
 
+	/* A source the caller may not read (0200 even for root, in procfs). */
+	errno = 0;
+	CHECK(memstat_file_malloc(mtlp, "/proc/sys/vm/drop_caches") == -1 &&
+	    memstat_mtl_geterror(mtlp) == MEMSTAT_ERROR_PERMISSION && errno == EACCES,
+	    "an unreadable stream: MEMSTAT_ERROR_PERMISSION, EACCES: %s",
+	    memstat_mtl_geterrmsg(mtlp));
+
 	/* A failed update leaves the list as it was. */
 	CHECK(memstat_file_malloc(mtlp, fixture("first.stream")) == 0, "read first.stream");
 	mtp = memstat_mtl_first(mtlp);
@@ -218,6 +237,7 @@ static void test_malloc(void)
 {
 	struct memory_type_list *mtlp = memstat_mtl_alloc();
 	struct memory_type *devbuf, *foo, *odd, *pipe, *mtp;
+	const char *owner, *probe;
 	uint64_t sum;
 	int cpu;
 
@@ -347,6 +367,18 @@ static void test_malloc(void)
 	CHECK_U64(memstat_get_caller_uint64(pipe, 3), 0, "a new entry's caller fields are 0");
 	CHECK_U64(memstat_get_bytes(pipe), 4096, "pipe bytes over 4 CPUs");
 
+	/* An entry's strings stay valid while the entry does, even when an
+	 * update changes them: here devbuf's owner. */
+	owner = memstat_get_owner(devbuf);
+	probe = memstat_get_probename(devbuf);
+	CHECK(memstat_file_malloc(mtlp, fixture("owner.stream")) == 0, "read owner.stream");
+	CHECK(memstat_mtl_first(mtlp) == devbuf && count_entries(mtlp) == 1,
+	    "devbuf stays, the others go");
+	CHECK(strcmp(memstat_get_owner(devbuf), "other_mod") == 0, "devbuf's new owner");
+	CHECK(strcmp(owner, "vmlinux") == 0 && strcmp(probe, "devbuf") == 0,
+	    "the owner and probe name taken before the update are still readable");
+	CHECK(memstat_file_malloc(mtlp, fixture("second.stream")) == 0, "read second.stream again");
+
 	/* The slab caches join the same list. */
 	CHECK(memstat_file_uma(mtlp, fixture("slabinfo")) == 0, "read the slabinfo fixture");
 	mtp = memstat_mtl_find(mtlp, ALLOCATOR_UMA, "skbuff_head_cache");
@@ -354,6 +386,52 @@ static void test_malloc(void)
 	CHECK(memstat_mtl_find(mtlp, ALLOCATOR_ANY, "devbuf") == devbuf, "devbuf still there");
 	CHECK(count_entries(mtlp) == 7, "3 malloc types and 4 slab caches: %d", count_entries(mtlp));
 	memstat_mtl_free(mtlp);
+}
+
+static int write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	if (f == NULL)
+		return -1;
+	fputs(text, f);
+	return fclose(f);
+}
+
+/* A SLUB sysfs tree with one unnamed cache, :0000064, read; then the alias
+ * kmalloc-64 is linked to it and the tree read again. */
+static int test_renamed_cache(void)
+{
+	static const char *attrs[] = { "object_size", "slab_size", "objects", "total_objects" };
+	struct memory_type_list *mtlp = memstat_mtl_alloc();
+	struct memory_type *mtp;
+	char dir[4096], path[8192];
+	const char *name;
+	size_t i;
+	int ok;
+
+	snprintf(dir, sizeof(dir), "%s", fixture("sys"));
+	mkdir(dir, 0755);
+	snprintf(path, sizeof(path), "%s/:0000064", dir);
+	mkdir(path, 0755);
+	for (i = 0; i < sizeof(attrs) / sizeof(attrs[0]); i++) {
+		snprintf(path, sizeof(path), "%s/:0000064/%s", dir, attrs[i]);
+		if (write_file(path, "64\n") != 0)
+			return -1;
+	}
+	snprintf(path, sizeof(path), "%s/kmalloc-64", dir);
+	unlink(path);
+	if (memstat_file_uma(mtlp, dir) != 0)
+		return -1;
+	mtp = memstat_mtl_first(mtlp);
+	name = memstat_get_name(mtp);
+	CHECK(strcmp(name, ":0000064") == 0, "an unnamed cache: %s", name);
+	if (symlink(":0000064", path) != 0 || memstat_file_uma(mtlp, dir) != 0)
+		return -1;
+	ok = memstat_mtl_first(mtlp) == mtp && strcmp(memstat_get_name(mtp), "kmalloc-64") == 0 &&
+	    strcmp(name, ":0000064") == 0;
+	memstat_mtl_free(mtlp);
+	return ok ? 0 : -1;
 }
 
 static void test_slab(const char *slabdir)
@@ -379,6 +457,10 @@ static void test_slab(const char *slabdir)
 	CHECK(memstat_file_uma(mtlp, slabdir) == 0 &&
 	    memstat_mtl_find(mtlp, ALLOCATOR_UMA, "kmalloc-64") == mtp &&
 	    memstat_get_caller_uint64(mtp, 0) == 99, "a second read keeps the entry and its field");
+
+	/* A cache whose shown name changes (a first alias appears) keeps its
+	 * entry, and the name taken before stays readable. */
+	CHECK(test_renamed_cache() == 0, "a renamed cache's old name stays readable");
 
 	/* The environment names the live sources for memstat_sysctl_uma. */
 	setenv("MEMSTAT_SLAB_DIR", slabdir, 1);
@@ -451,7 +533,59 @@ static void test_kvm(const char *core)
 	CHECK(count_entries(mtlp) == 71, "the failed uma read left the list");
 	CHECK(memstat_kvm_all(mtlp, kd) == 0 && count_entries(mtlp) == 71, "memstat_kvm_all");
 	memstat_kvm_close(kd);
+
+	/* The same core without its memory (every PT_LOAD made PT_NULL): the
+	 * notes say where the registry is, the core does not hold it. */
+	kd = memstat_kvm_open(NULL, fixture("noload.core"), errbuf, sizeof(errbuf));
+	CHECK(kd != NULL, "memstat_kvm_open of the core without its memory: %s", errbuf);
+	CHECK(memstat_kvm_malloc(mtlp, kd) == -1 &&
+	    memstat_mtl_geterror(mtlp) == MEMSTAT_ERROR_KVM_SHORTREAD && count_entries(mtlp) == 71,
+	    "memstat_kvm_malloc of memory a core lacks: MEMSTAT_ERROR_KVM_SHORTREAD: %s",
+	    memstat_mtl_geterrmsg(mtlp));
+	memstat_kvm_close(kd);
 	memstat_mtl_free(mtlp);
+}
+
+/* Copy the ELF64 core at `from` to `to` with every PT_LOAD header made
+ * PT_NULL. */
+static int write_noload_core(const char *from, const char *to)
+{
+	static unsigned char buf[1 << 20];
+	uint64_t phoff;
+	uint16_t phentsize, phnum, i;
+	uint32_t type;
+	size_t n;
+	FILE *f;
+
+	f = fopen(from, "rb");
+	if (f == NULL)
+		return -1;
+	n = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	if (n < 64)
+		return -1;
+	memcpy(&phoff, buf + 0x20, sizeof(phoff));
+	memcpy(&phentsize, buf + 0x36, sizeof(phentsize));
+	memcpy(&phnum, buf + 0x38, sizeof(phnum));
+	for (i = 0; i < phnum; i++) {
+		size_t at = phoff + (size_t)i * phentsize;
+
+		if (at + sizeof(type) > n)
+			return -1;
+		memcpy(&type, buf + at, sizeof(type));
+		if (type == 1) {
+			type = 0;
+			memcpy(buf + at, &type, sizeof(type));
+		}
+	}
+	f = fopen(to, "wb");
+	if (f == NULL)
+		return -1;
+	if (fwrite(buf, 1, n, f) != n) {
+		fclose(f);
+		return -1;
+	}
+	return fclose(f);
 }
 
 int main(int argc, char **argv)
@@ -467,8 +601,11 @@ int main(int argc, char **argv)
 	test_malloc();
 	test_slab(argv[2]);
 	test_sysctl(argv[3]);
-	if (argc > 4)
+	if (argc > 4) {
+		CHECK(write_noload_core(argv[4], fixture("noload.core")) == 0,
+		    "write a copy of %s without its memory", argv[4]);
 		test_kvm(argv[4]);
+	}
 	printf("1..%d\n", checks);
 	printf("# %d passed, %d failed\n", checks - failures, failures);
 	return failures ? 1 : 0;
