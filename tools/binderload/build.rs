@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: Apache-2.0
 //! Generates the Rust bindings of the workload's AIDL interfaces
 //! (`aidl/binderload/*.aidl`) with rsbinder's AIDL compiler, a pure Rust
 //! build dependency: no external `aidl` tool is needed.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: Apache-2.0
 //! A client process: looks the service up through the service manager and
 //! makes its calls, checking every reply.
 //!

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: Apache-2.0
 //! The file descriptors `sendFd` passes through the driver (`BINDER_TYPE_FD`
 //! objects): a client makes one with known content (a pipe it fills and
 //! closes its end of, or an unlinked temporary file), the service reads the

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: Apache-2.0
 //! binderload: a Binder IPC workload between separate processes, for the
 //! malloc types guest tests (Rust Binder charges its allocations to malloc
 //! types).

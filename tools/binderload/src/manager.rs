@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: Apache-2.0
 //! The context manager: a small service manager on rsbinder's generated
 //! `android.os.IServiceManager` (Android 16 protocol, the one rsbinder's
 //! `hub` client speaks on Linux).

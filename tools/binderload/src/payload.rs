@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: Apache-2.0
 //! The payloads of the workload and the line format the helper processes
 //! report their counts in.
 //!

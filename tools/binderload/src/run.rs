@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: Apache-2.0
 //! The parent process: starts the helpers in order, collects what they
 //! report, ends them in order and checks the totals.
 

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: Apache-2.0
 //! The service process: registers an `ILoad` with the service manager and
 //! serves it from a binder thread pool.
 //!
