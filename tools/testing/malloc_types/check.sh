@@ -367,6 +367,44 @@ if [ -f "$MT_ROOT/tools/memstat/Cargo.toml" ]; then
 	done
 fi
 
+# The licenses of every crate each Cargo workspace builds on (cargo-deny,
+# dev-dependencies included): tools/memstat and its fuzz project are GPL-2.0,
+# so nothing that GPL-2.0-only code cannot be combined with (Apache-2.0 alone,
+# CDDL-1.0); tools/binderload is Apache-2.0 (tools/binderload/deny.toml says
+# why). The GPL-2.0 rules must refuse binderload's tree: the check can fail.
+license_check() {
+	echo "check: licenses (cargo deny check licenses)"
+	local p=0 bad=() ws dir cfg llog
+	for ws in tools/memstat:tools/memstat/deny.toml tools/memstat/fuzz:tools/memstat/deny.toml \
+		tools/binderload:tools/binderload/deny.toml; do
+		dir=${ws%%:*} cfg=${ws#*:}
+		[ -f "$MT_ROOT/$dir/Cargo.toml" ] || continue
+		llog="$MT_CACHE/logs/licenses-${dir//\//-}.log"
+		if "$MT_TOOLS/bin/cargo-deny" --manifest-path "$MT_ROOT/$dir/Cargo.toml" --config "$MT_ROOT/$cfg" \
+			--locked --workspace check licenses >"$llog" 2>&1; then
+			p=$((p + 1))
+		else
+			bad+=("$dir: $(grep -cE '^error' "$llog") license errors (log: $llog)")
+		fi
+	done
+	llog="$MT_CACHE/logs/licenses-refused.log"
+	if [ -f "$MT_ROOT/tools/binderload/Cargo.toml" ]; then
+		if "$MT_TOOLS/bin/cargo-deny" --manifest-path "$MT_ROOT/tools/binderload/Cargo.toml" \
+			--config "$MT_ROOT/tools/memstat/deny.toml" --locked check licenses >"$llog" 2>&1; then
+			bad+=("the GPL-2.0 rules accept binderload's Apache-2.0-only crates (log: $llog)")
+		elif grep -q 'rejected' "$llog"; then
+			p=$((p + 1))
+		else
+			bad+=("cargo deny did not run on binderload (log: $llog)")
+		fi
+	fi
+	echo "licenses: $p passed, ${#bad[@]} failed"
+	[ ${#bad[@]} -eq 0 ] || printf '  %s\n' "${bad[@]}"
+	add "$p" "${#bad[@]}"
+	[ ${#bad[@]} -eq 0 ] || problems+=("licenses")
+}
+license_check
+
 # The parser of the selection files (mm/malloc_type_pattern.c), fuzzed with
 # libFuzzer in user space against the kernel's glob_match() and an oracle of
 # the pattern rule (tools/testing/malloc_types/fuzz/).

@@ -76,6 +76,12 @@ if [ "$("$MT_TOOLS/bin/bindgen" --version 2>/dev/null)" != "bindgen $BINDGEN_VER
 	mt_run cargo "+$RUST_VERSION" install --locked --root "$MT_TOOLS" bindgen-cli --version "=$BINDGEN_VERSION"
 fi
 
+mt_step "cargo-deny"
+if [ "$("$MT_TOOLS/bin/cargo-deny" --version 2>/dev/null)" != "cargo-deny $CARGO_DENY_VERSION" ]; then
+	echo "setup: building cargo-deny $CARGO_DENY_VERSION (a few minutes, once)"
+	mt_run cargo "+$RUST_VERSION" install --locked --root "$MT_TOOLS" cargo-deny --version "=$CARGO_DENY_VERSION"
+fi
+
 # The Debian mirror this machine's apt sources already use (the first one
 # that is not the security archive), for the private apt configurations of
 # the downloads below: no mirror is written down in this repository.
