@@ -783,7 +783,7 @@ impl Core {
         let etype = h.e_type(LE);
         if etype != elf::ET_CORE {
             return Err(bad(format!(
-                "not a core file (ELF type {etype}; a kernel image goes with -N)"
+                "not a core file (ELF type {etype}: a kernel image?)"
             )));
         }
         let machine = h.e_machine(LE);
@@ -1570,7 +1570,7 @@ impl KernelImage {
         let etype = h.e_type(LE);
         if etype != elf::ET_EXEC && etype != elf::ET_DYN {
             return Err(bad(format!(
-                "not a kernel image (ELF type {etype}; the core goes with -M)"
+                "not a kernel image (ELF type {etype}: a core?)"
             )));
         }
         if h.e_machine(LE) != machine {
