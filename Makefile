@@ -16,7 +16,8 @@ export MT_CACHE
 # One build at a time per cache: concurrent makes (or clones) queue here.
 LOCKED := flock $(MT_CACHE)/.lock
 
-.PHONY: all help run check series bench setup tree kernel kernel-prod tools shell clean distclean
+.PHONY: all help run check series bench setup tree kernel kernel-prod tools shell clean distclean \
+	install-libmemstat uninstall-libmemstat
 
 all: help
 
@@ -29,6 +30,7 @@ help:
 	@echo "  make tree         lay this repository over the kernel source"
 	@echo "  make tools        build the static memstat tools for the guest"
 	@echo "  make shell        boot the test kernel with a shell on the console"
+	@echo "  make install-libmemstat   install libmemstat for C (PREFIX=/usr/local, DESTDIR=)"
 	@echo "  make clean        remove build outputs (keeps the source and tools)"
 	@echo "  make distclean    remove the whole cache"
 
@@ -69,6 +71,15 @@ shell: kernel tools
 	@. $(MT)/lib.sh; qemu-system-x86_64 -accel $${MT_ACCEL:-tcg,thread=single} -cpu max -smp 2 -m 2G -nographic -no-reboot \
 		-kernel $$MT_KCACHE/build-test/arch/x86/boot/bzImage -initrd $$MT_KCACHE/initramfs-test.cpio.gz \
 		-append "console=ttyS0 panic=-1 mt.mode=shell"
+
+# libmemstat for C programs: <memstat.h>, libmemstat.so.1, libmemstat.a and
+# memstat.pc under $(DESTDIR)$(PREFIX) (tools/memstat/capi/Makefile; PREFIX,
+# DESTDIR, LIBDIR, INCLUDEDIR and PKGCONFIGDIR pass through).
+install-libmemstat:
+	$(MAKE) -C tools/memstat/capi install
+
+uninstall-libmemstat:
+	$(MAKE) -C tools/memstat/capi uninstall
 
 clean:
 	@. $(MT)/lib.sh; rm -rf "$$MT_KCACHE"/build-* "$$MT_KCACHE"/config-* "$$MT_KCACHE"/initramfs-* "$$MT_CACHE"/cargo-target*
