@@ -80,6 +80,27 @@ pub struct CpuStats {
     pub numfailures: u64,
 }
 
+impl CpuStats {
+    /// A record of these counters and no failures: what a stream writer (a test, a fixture)
+    /// states for one CPU.
+    pub const fn new(
+        memalloced: u64,
+        memfreed: u64,
+        numallocs: u64,
+        numfrees: u64,
+        size: u64,
+    ) -> CpuStats {
+        CpuStats {
+            memalloced,
+            memfreed,
+            numallocs,
+            numfrees,
+            size,
+            numfailures: 0,
+        }
+    }
+}
+
 /// One type of the stream: its header and its per-CPU records.
 ///
 /// The name and the owner are kept as the stream's bytes: a name is any bytes, and what a

@@ -16,17 +16,6 @@
 use memstat_lib::stream::{write_stream, CpuStats, StreamType, FLAG_MODULE, FLAG_PEAK};
 use std::path::PathBuf;
 
-fn cpu(memalloced: u64, memfreed: u64, numallocs: u64, numfrees: u64, size: u64) -> CpuStats {
-    CpuStats {
-        memalloced,
-        memfreed,
-        numallocs,
-        numfrees,
-        size,
-        numfailures: 0,
-    }
-}
-
 fn main() -> std::io::Result<()> {
     let dir = PathBuf::from(
         std::env::args_os()
@@ -42,10 +31,10 @@ fn main() -> std::io::Result<()> {
         owner: b"vmlinux".to_vec(),
         stats: vec![
             // 3 x 4096 allocated, 1 freed, on CPU 0 (zone 11: 4096); 64 bytes on CPU 2.
-            cpu(12288, 4096, 3, 1, 1 << 11),
-            cpu(0, 0, 0, 0, 0),
-            cpu(64 + extra, 0, 1 + extra / 64, 0, 1 << 3),
-            cpu(0, 0, 0, 0, 0),
+            CpuStats::new(12288, 4096, 3, 1, 1 << 11),
+            CpuStats::new(0, 0, 0, 0, 0),
+            CpuStats::new(64 + extra, 0, 1 + extra / 64, 0, 1 << 3),
+            CpuStats::new(0, 0, 0, 0, 0),
         ],
     };
     let mut module_type = StreamType {
@@ -55,9 +44,9 @@ fn main() -> std::io::Result<()> {
         flags: FLAG_MODULE,
         peak: 0,
         owner: b"foo_mod".to_vec(),
-        stats: vec![cpu(0, 0, 0, 0, 0); 4],
+        stats: vec![CpuStats::new(0, 0, 0, 0, 0); 4],
     };
-    module_type.stats[1] = cpu(256, 128, 2, 1, 1 << 7);
+    module_type.stats[1] = CpuStats::new(256, 128, 2, 1, 1 << 7);
     module_type.stats[1].numfailures = 1;
     let odd = StreamType {
         name: b"odd\nname\xff".to_vec(),
@@ -66,7 +55,7 @@ fn main() -> std::io::Result<()> {
         flags: 0,
         peak: 0,
         owner: b"vmlinux".to_vec(),
-        stats: vec![cpu(8, 8, 1, 1, 1); 4],
+        stats: vec![CpuStats::new(8, 8, 1, 1, 1); 4],
     };
     let pipe = StreamType {
         name: b"pipe".to_vec(),
@@ -75,7 +64,7 @@ fn main() -> std::io::Result<()> {
         flags: 0,
         peak: 0,
         owner: b"vmlinux".to_vec(),
-        stats: vec![cpu(1024, 0, 1, 0, 1 << 9); 4],
+        stats: vec![CpuStats::new(1024, 0, 1, 0, 1 << 9); 4],
     };
     let first = write_stream(4, &[devbuf(0), module_type, odd.clone()]);
     std::fs::write(dir.join("first.stream"), &first)?;

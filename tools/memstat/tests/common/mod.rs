@@ -59,14 +59,7 @@ pub fn fixture(rel: &str) -> PathBuf {
 }
 
 pub fn cpu(memalloced: u64, memfreed: u64, numallocs: u64, numfrees: u64, size: u64) -> CpuStats {
-    CpuStats {
-        memalloced,
-        memfreed,
-        numallocs,
-        numfrees,
-        size,
-        numfailures: 0,
-    }
+    CpuStats::new(memalloced, memfreed, numallocs, numfrees, size)
 }
 
 pub fn ty(name: impl AsRef<[u8]>, id: u64, stats: Vec<CpuStats>) -> StreamType {
