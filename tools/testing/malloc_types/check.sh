@@ -26,6 +26,9 @@ passed=0
 failed=0
 problems=()
 add() { passed=$((passed + $1)); failed=$((failed + $2)); }
+# tally NAME: the two counts of the last "NAME: N passed, M failed" line on
+# standard input, as "N M" (nothing when there is no such line).
+tally() { sed -n "s/^$1: \([0-9]*\) passed, \([0-9]*\) failed\$/\1 \2/p" | tail -n 1; }
 
 mt_prepare test
 
@@ -93,7 +96,7 @@ vmcore_check() {
 		--memstat "$MT_CACHE/cargo-target/x86_64-unknown-linux-musl/release/memstat" \
 		--drgn "$MT_CACHE/drgn-venv/bin/python3" --other-kernel "$other" 2>&1)
 	echo "$out" | grep -v '^vmcore: [0-9]* passed' | sed "s/^/$label/"
-	read -r p f < <(echo "$out" | sed -n 's/^vmcore: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p')
+	read -r p f < <(echo "$out" | tally vmcore)
 	[ -n "$p" ] || { p=0 f=1; }
 	echo "${label}vmcore: $p passed, $f failed"
 	add "$p" "$f"
@@ -110,7 +113,7 @@ if fwd=$(python3 "$MT_DIR/prometheus.py" start "$prom_dir" 2>"$prom_log"); then
 	unset MT_HOSTFWD
 	python3 "$MT_DIR/prometheus.py" check "$prom_dir" "$MT_CACHE/logs/check-console-tests.log" >"$prom_log" 2>&1
 	grep -v '^prometheus: [0-9]* passed' "$prom_log"
-	read -r p f < <(sed -n 's/^prometheus: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$prom_log")
+	read -r p f < <(tally prometheus <"$prom_log")
 	[ -n "$p" ] || { tail -n 3 "$prom_log"; p=0 f=1; }
 	echo "prometheus: $p passed, $f failed"
 	add "$p" "$f"
@@ -250,7 +253,7 @@ series_check() {
 	MT_ROOT=$MT_ROOT KERNEL_PKG=$KERNEL_PKG KERNEL_PKG_VERSION=$KERNEL_PKG_VERSION \
 		python3 "$MT_DIR/series.py" check "$MT_CACHE/series" "$MT_KCACHE/linux" >"$slog" 2>&1
 	grep -v '^series: ok: checkpatch' "$slog" | grep -v '^series: [0-9]* passed'
-	read -r p f < <(sed -n 's/^series: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$slog")
+	read -r p f < <(tally series <"$slog")
 	[ -n "$p" ] || { p=0 f=1; }
 	echo "series: $p passed, $f failed (log: $slog)"
 	add "$p" "$f"
@@ -344,7 +347,7 @@ if [ -f "$MT_ROOT/tools/memstat/Cargo.toml" ]; then
 	CARGO_TARGET_DIR="$MT_CACHE/cargo-target" CARGO="cargo +$RUST_VERSION" \
 		bash "$MT_ROOT/tools/memstat/capi/tests/run.sh" "$MT_CACHE/capi-check" >"$alog" 2>&1
 	arc=$?
-	read -r p f < <(sed -n 's/^capi: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$alog" | tail -n 1)
+	read -r p f < <(tally capi <"$alog")
 	p=${p:-0} f=${f:-0}
 	if [ $arc -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
 	echo "libmemstat for C: $p passed, $f failed"
