@@ -21,8 +21,9 @@
 //!   in the library after a malloc query.
 //!
 //! Nothing here panics on bad input: NULL pointers, indexes and CPUs out of range get the
-//! documented error or value. Every exported function runs its body under
-//! [`std::panic::catch_unwind`] all the same, so that no unwinding crosses into C.
+//! documented error or value. Every exported function that does more than call another runs
+//! its body under [`std::panic::catch_unwind`] all the same, so that no unwinding crosses
+//! into C (and an `extern "C"` function that a panic left would abort, not unwind).
 
 #![allow(non_camel_case_types)]
 
@@ -570,7 +571,10 @@ unsafe fn query(
             );
             return -1;
         }
-        let r = f(&mut l.list);
+        // A panic in the query (there should be none) fails it like bad data, not with the
+        // error of an earlier call.
+        let r = catch_unwind(AssertUnwindSafe(|| f(&mut l.list)))
+            .unwrap_or_else(|_| Err(Error::DataError(format!("{what}: internal error"))));
         if r.is_ok() && zones {
             publish_zones(l.list.zones());
         }
