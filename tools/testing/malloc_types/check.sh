@@ -19,18 +19,27 @@
 #     tools;
 #  5. `cargo test` and a bounded fuzzing run for tools/memstat, and one of
 #     the selection files' parser (fuzz/run.sh).
+# A boot keeps one core busy (single-threaded TCG), and much of a kernel
+# build is one rustc or one link: so once the tree is laid, the other
+# kernels (without malloc types, arm64, kunit.py's) and the checks that need
+# no kernel of their own (3, 4, 5 and the documentation and series checks)
+# run in two background lanes at a lower priority, beside the test kernel's
+# build and boots in the foreground. Each part writes its output, counts and
+# failures to files of its own; the output is printed part by part, in
+# order, as each one is joined.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
-passed=0
-failed=0
-problems=()
-add() { passed=$((passed + $1)); failed=$((failed + $2)); }
+# Every part's counts ("N M" lines) and failures (a line each) are files
+# under $parts, named after the part, so that a part in a background lane
+# reports as one in the foreground does: add N M, problem TEXT.
+parts=$(mktemp -d "${TMPDIR:-/tmp}/mt-check.XXXXXX")
+part=main
+add() { echo "$1 $2" >>"$parts/$part.counts"; }
+problem() { printf '%s\n' "$1" >>"$parts/$part.problems"; }
 # tally NAME: the two counts of the last "NAME: N passed, M failed" line on
 # standard input, as "N M" (nothing when there is no such line).
 tally() { sed -n "s/^$1: \([0-9]*\) passed, \([0-9]*\) failed\$/\1 \2/p" | tail -n 1; }
-
-mt_prepare test
 
 # Boot 1: KUnit and the guest tests, with the default single zone.
 # Boot 2: KUnit again with malloc_types.numzones=4, so that types are spread
@@ -49,7 +58,11 @@ boot() { # boot FLAVOUR NAME MODE KERNEL-ARGS...
 	# The first boot takes about 13 minutes (KUnit, then every guest test,
 	# test 40's read sizes and test 75's scrapes the longest): 30 minutes
 	# leave room for a loaded host; a guest that finishes ends itself.
-	MT_TIMEOUT=${MT_TIMEOUT:-1800} bash "$MT_DIR/run-qemu.sh" "$flavour" "$mode" "$log" "$@" || exit 1
+	if ! MT_TIMEOUT=${MT_TIMEOUT:-1800} bash "$MT_DIR/run-qemu.sh" "$flavour" "$mode" "$log" "$@"; then
+		add 0 1
+		problem "${prefix}kernel tests, $name: QEMU did not start (see above)"
+		return
+	fi
 	verdict=$(python3 "$MT_DIR/judge.py" "$log" --suites "$MT_DIR/suites")
 	echo "$verdict" | sed '$d' | sed "s/^/$prefix/"
 	read -r _ p _ f <<<"$(echo "$verdict" | tail -n 1)"
@@ -57,7 +70,7 @@ boot() { # boot FLAVOUR NAME MODE KERNEL-ARGS...
 	if [ "$f" -ne 0 ]; then
 		# Keep the failing log: the next run writes over $log.
 		cp "$log" "$log.failed"
-		problems+=("${prefix}kernel tests, $name (log: $log.failed)")
+		problem "${prefix}kernel tests, $name (log: $log.failed)"
 	fi
 }
 # Boot 1 also exports to a real Prometheus server (Debian's prometheus,
@@ -100,80 +113,89 @@ vmcore_check() {
 	[ -n "$p" ] || { p=0 f=1; }
 	echo "${label}vmcore: $p passed, $f failed"
 	add "$p" "$f"
-	[ "$f" -eq 0 ] || problems+=("${label}the vmcore of boot $name (log: $MT_CACHE/logs/vmcore-watch-$name.log)")
+	[ "$f" -eq 0 ] || problem "${label}the vmcore of boot $name (log: $MT_CACHE/logs/vmcore-watch-$name.log)"
 }
 
 prom_dir=$MT_CACHE/prometheus
 prom_log=$MT_CACHE/logs/prometheus.log
-if fwd=$(python3 "$MT_DIR/prometheus.py" start "$prom_dir" 2>"$prom_log"); then
-	export MT_HOSTFWD=$fwd
-	vmcore_watch tests
-	boot test tests check mt.vmcore=1
-	vmcore_unwatch
-	unset MT_HOSTFWD
-	python3 "$MT_DIR/prometheus.py" check "$prom_dir" "$MT_CACHE/logs/check-console-tests.log" >"$prom_log" 2>&1
-	grep -v '^prometheus: [0-9]* passed' "$prom_log"
-	read -r p f < <(tally prometheus <"$prom_log")
-	[ -n "$p" ] || { tail -n 3 "$prom_log"; p=0 f=1; }
-	echo "prometheus: $p passed, $f failed"
-	add "$p" "$f"
-	[ "$f" -eq 0 ] || problems+=("the Prometheus scrape test (log: $prom_log)")
-	python3 "$MT_DIR/prometheus.py" stop "$prom_dir" >/dev/null
-else
-	echo "prometheus: the server did not start: $(tail -n 1 "$prom_log")"
-	echo "prometheus: 0 passed, 1 failed"
-	add 0 1
-	problems+=("the Prometheus server did not start (log: $prom_log)")
-	vmcore_watch tests
-	boot test tests check mt.vmcore=1
-	vmcore_unwatch
-fi
-boot test numzones4 check malloc_types.numzones=4 malloc_types.default_types=0 mt.only=70-binder,72-rnull
+x86_boots() {
+	if fwd=$(python3 "$MT_DIR/prometheus.py" start "$prom_dir" 2>"$prom_log"); then
+		export MT_HOSTFWD=$fwd
+		vmcore_watch tests
+		boot test tests check mt.vmcore=1
+		vmcore_unwatch
+		unset MT_HOSTFWD
+		python3 "$MT_DIR/prometheus.py" check "$prom_dir" "$MT_CACHE/logs/check-console-tests.log" >"$prom_log" 2>&1
+		grep -v '^prometheus: [0-9]* passed' "$prom_log"
+		read -r p f < <(tally prometheus <"$prom_log")
+		[ -n "$p" ] || { tail -n 3 "$prom_log"; p=0 f=1; }
+		echo "prometheus: $p passed, $f failed"
+		add "$p" "$f"
+		[ "$f" -eq 0 ] || problem "the Prometheus scrape test (log: $prom_log)"
+		python3 "$MT_DIR/prometheus.py" stop "$prom_dir" >/dev/null
+	else
+		echo "prometheus: the server did not start: $(tail -n 1 "$prom_log")"
+		echo "prometheus: 0 passed, 1 failed"
+		add 0 1
+		problem "the Prometheus server did not start (log: $prom_log)"
+		vmcore_watch tests
+		boot test tests check mt.vmcore=1
+		vmcore_unwatch
+	fi
+	boot test numzones4 check malloc_types.numzones=4 malloc_types.default_types=0 mt.only=70-binder,72-rnull
+}
 
 # The kernel without CONFIG_MALLOC_TYPES (configs/nomt.config): built, not
 # booted, and without a warning, so that the patches keep the subsystem
 # optional and the drivers build on their plain allocators.
 nomt_log=$MT_CACHE/logs/build-nomt.log
-echo "check: building the kernel without malloc types (log: $nomt_log)"
-why=
-if ! bash "$MT_DIR/build-kernel.sh" nomt >/dev/null 2>"$MT_CACHE/logs/build-nomt.err"; then
-	tail -n 5 "$MT_CACHE/logs/build-nomt.err"
-	why="does not build"
-elif grep -E '^warning|: warning:' "$nomt_log" | head -n 5 | grep .; then
-	why="builds with warnings"
-fi
-if [ -z "$why" ]; then
-	echo "nomt: 1 passed, 0 failed (built without a warning)"
-	add 1 0
-else
-	echo "nomt: 0 passed, 1 failed"
-	add 0 1
-	problems+=("the kernel without malloc types $why (log: $nomt_log)")
-fi
+nomt_build() {
+	echo "check: building the kernel without malloc types (log: $nomt_log)"
+	local why=
+	if ! bash "$MT_DIR/build-kernel.sh" nomt >/dev/null 2>"$MT_CACHE/logs/build-nomt.err"; then
+		tail -n 5 "$MT_CACHE/logs/build-nomt.err"
+		why="does not build"
+	elif grep -E '^warning|: warning:' "$nomt_log" | head -n 5 | grep .; then
+		why="builds with warnings"
+	fi
+	if [ -z "$why" ]; then
+		echo "nomt: 1 passed, 0 failed (built without a warning)"
+		add 1 0
+	else
+		echo "nomt: 0 passed, 1 failed"
+		add 0 1
+		problem "the kernel without malloc types $why (log: $nomt_log)"
+	fi
+}
 # Boot 1's vmcore, judged now that there is another kernel to give as -N,
 # and the kernel without malloc types to dump (when it built).
-nomt_args=()
-[ -z "$why" ] && nomt_args=(--nomt-kernel "$MT_KCACHE/build-nomt/$(mt_image nomt)" --nomt-vmlinux "$MT_KCACHE/build-nomt/vmlinux")
-vmcore_check tests "$MT_KCACHE/build-test/vmlinux" "$MT_KCACHE/build-nomt/vmlinux" "" "${nomt_args[@]}"
+x86_vmcore() {
+	local nomt_args=()
+	[ -f "$parts/nomt-build.problems" ] || nomt_args=(--nomt-kernel "$MT_KCACHE/build-nomt/$(mt_image nomt)" --nomt-vmlinux "$MT_KCACHE/build-nomt/vmlinux")
+	vmcore_check tests "$MT_KCACHE/build-test/vmlinux" "$MT_KCACHE/build-nomt/vmlinux" "" "${nomt_args[@]}"
+}
 
 # arm64 with 16 KiB pages: the test kernel's fragments plus configs/arm64.config,
 # cross-built with the same LLVM and Rust toolchain, the tools built for
 # aarch64-unknown-linux-musl, Debian's arm64 busybox; KUnit at boot and every
 # guest test but 55-tracepoint-consumers (perf, trace-cmd and bpftrace are the
 # host's x86_64 binaries).
-echo "check: building the arm64 kernel, tools and initramfs (log: $MT_CACHE/logs/build-arm64.log)"
-if (mt_prepare arm64) >"$MT_CACHE/logs/check-arm64-prepare.log" 2>&1; then
-	arm64_tests=$(cd "$MT_DIR/guest" && ls [0-9]*.sh | sed 's/\.sh$//' | grep -v '^55-' | paste -sd, -)
+arm64_build() {
+	echo "check: building the arm64 kernel, tools and initramfs (log: $MT_CACHE/logs/build-arm64.log)"
+	(mt_prepare arm64) >"$MT_CACHE/logs/check-arm64-prepare.log" 2>&1 && return
+	tail -n 3 "$MT_CACHE/logs/check-arm64-prepare.log" | sed 's/^/arm64: /'
+	echo "arm64: 0 passed, 1 failed"
+	add 0 1
+	problem "arm64: the kernel, tools or initramfs did not build (log: $MT_CACHE/logs/check-arm64-prepare.log)"
+}
+arm64_boot() {
+	[ -f "$parts/arm64-build.problems" ] && return
+	local arm64_tests=$(cd "$MT_DIR/guest" && ls [0-9]*.sh | sed 's/\.sh$//' | grep -v '^55-' | paste -sd, -)
 	vmcore_watch arm64
 	boot arm64 arm64 check "mt.only=$arm64_tests" mt.vmcore=1
 	vmcore_unwatch
 	vmcore_check arm64 "$MT_KCACHE/build-arm64/vmlinux" "$MT_KCACHE/build-test/vmlinux" "arm64: "
-else
-	tail -n 3 "$MT_CACHE/logs/check-arm64-prepare.log" | sed 's/^/arm64: /'
-	echo "arm64: 0 passed, 1 failed"
-	add 0 1
-	problems+=("arm64: the kernel, tools or initramfs did not build (log: $MT_CACHE/logs/check-arm64-prepare.log)")
-fi
+}
 
 # kunit.py, as a kernel developer runs the suites: `kunit.py run
 # --kunitconfig=rust/kernel/malloc_type` configures and builds a kernel of its
@@ -183,18 +205,31 @@ fi
 # namespace), so QEMU falls back to TCG. kunit-compare.py then checks that
 # every suite of the .kunitconfig ran and passed with exactly the cases that
 # the test kernel's first boot reported.
-kunit_py_check() {
-	echo "check: kunit.py run --kunitconfig=rust/kernel/malloc_type (log: $MT_CACHE/logs/kunit-py.log)"
-	local klog="$MT_CACHE/logs/kunit-py.log" json="$MT_CACHE/logs/kunit-py.json" verdict p f
-	rm -f "$json"
+# kunit.py's own kernel is built first, in a background lane, with `kunit.py
+# build` and the same arguments; the `kunit.py run` in the foreground then
+# finds it configured and built, and only boots it.
+kunit_py() { # kunit_py build|run ARGS...
+	local cmd=$1
+	shift
 	# shellcheck disable=SC2016
 	unshare -m --propagation private bash -c \
 		'if [ -e /dev/kvm ]; then mount --bind /dev/null /dev/kvm || exit 1; fi; cd "$1" && shift && exec "$@"' \
 		kunit "$MT_KCACHE/linux" env RUSTUP_TOOLCHAIN="$RUST_VERSION" PYTHONDONTWRITEBYTECODE=1 \
-		python3 tools/testing/kunit/kunit.py run \
+		python3 tools/testing/kunit/kunit.py "$cmd" \
 		--build_dir="$MT_KCACHE/build-kunit" --arch=x86_64 --kunitconfig=rust/kernel/malloc_type \
 		--make_options "LLVM=-$LLVM_VERSION" --make_options "BINDGEN=$MT_TOOLS/bin/bindgen" \
-		--jobs="$(nproc)" --timeout=1200 --qemu_args="-smp 2" --json="$json" >"$klog" 2>&1
+		--jobs="$(nproc)" "$@"
+}
+kunit_py_build() {
+	echo "check: kunit.py build --kunitconfig=rust/kernel/malloc_type (log: $MT_CACHE/logs/kunit-py-build.log)"
+	kunit_py build >"$MT_CACHE/logs/kunit-py-build.log" 2>&1 ||
+		echo "kunit.py: the build failed; kunit.py run says why (log: $MT_CACHE/logs/kunit-py-build.log)"
+}
+kunit_py_check() {
+	echo "check: kunit.py run --kunitconfig=rust/kernel/malloc_type (log: $MT_CACHE/logs/kunit-py.log)"
+	local klog="$MT_CACHE/logs/kunit-py.log" json="$MT_CACHE/logs/kunit-py.json" verdict p f
+	rm -f "$json"
+	kunit_py run --timeout=1200 --qemu_args="-smp 2" --json="$json" >"$klog" 2>&1
 	grep -E '^\[[0-9:]+\] (Testing complete|Elapsed)' "$klog" | sed 's/^/kunit.py: /'
 	verdict=$(python3 "$MT_DIR/kunit-compare.py" "$json" "$MT_CACHE/logs/check-console-tests.log" \
 		$(grep -v -e '^#' -e '^rust_doctests_kernel$' "$MT_DIR/suites"))
@@ -202,9 +237,8 @@ kunit_py_check() {
 	read -r _ p _ f <<<"$(echo "$verdict" | tail -n 1)"
 	echo "kunit.py: $p passed, $f failed"
 	add "$p" "$f"
-	[ "$f" -eq 0 ] || problems+=("kunit.py (log: $klog)")
+	[ "$f" -eq 0 ] || problem "kunit.py (log: $klog)"
 }
-kunit_py_check
 
 # The documentation where the kernel keeps it: kernel-doc -Wall on every C
 # file and header the repository adds; get_abi.py validate on the ABI
@@ -237,10 +271,9 @@ docs_check() {
 	add "$p" "${#bad[@]}"
 	for f in "${bad[@]}"; do
 		echo "docs: $f"
-		problems+=("docs: $f")
+		problem "docs: $f"
 	done
 }
-docs_check
 
 # The series (series.py): git format-patch of patches/ and the files this
 # repository adds, with its cover letter; applied with git am to a pristine
@@ -257,9 +290,8 @@ series_check() {
 	[ -n "$p" ] || { p=0 f=1; }
 	echo "series: $p passed, $f failed (log: $slog)"
 	add "$p" "$f"
-	[ "$f" -eq 0 ] || problems+=("the patch series (log: $slog)")
+	[ "$f" -eq 0 ] || problem "the patch series (log: $slog)"
 }
-series_check
 
 # Style: each Rust file of the repository that lands in the kernel tree, and
 # each one the patches change (as patched, in the tree), must be what rustfmt
@@ -315,10 +347,9 @@ style_check() {
 	add "$p" "${#bad[@]}"
 	for f in "${bad[@]}"; do
 		echo "style: $f"
-		problems+=("style: $f")
+		problem "style: $f"
 	done
 }
-style_check
 
 # cargo test of one userspace crate: cargo_test NAME (tools/NAME).
 cargo_test() {
@@ -333,42 +364,44 @@ cargo_test() {
 	if [ $crc -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
 	echo "cargo test ($1): $p passed, $f failed"
 	add "$p" "$f"
-	[ $crc -eq 0 ] || { grep -E '^(test .* FAILED|error)' "$clog" | head -n 10; problems+=("cargo test $1 (log: $clog)"); }
+	[ $crc -eq 0 ] || { grep -E '^(test .* FAILED|error)' "$clog" | head -n 10; problem "cargo test $1 (log: $clog)"; }
 }
-[ -f "$MT_ROOT/tools/binderload/Cargo.toml" ] && cargo_test binderload
-if [ -f "$MT_ROOT/tools/memstat/Cargo.toml" ]; then
-	cargo_test memstat
+tools_check() {
+	[ -f "$MT_ROOT/tools/binderload/Cargo.toml" ] && cargo_test binderload
+	if [ -f "$MT_ROOT/tools/memstat/Cargo.toml" ]; then
+		cargo_test memstat
 
-	# libmemstat for C programs: `make install`, the manual's example and the
-	# test program through the installed header and memstat.pc, under
-	# ASan/UBSan and valgrind.
-	echo "check: libmemstat for C (tools/memstat/capi/tests/run.sh)"
-	alog="$MT_CACHE/logs/capi.log"
-	CARGO_TARGET_DIR="$MT_CACHE/cargo-target" CARGO="cargo +$RUST_VERSION" \
-		bash "$MT_ROOT/tools/memstat/capi/tests/run.sh" "$MT_CACHE/capi-check" >"$alog" 2>&1
-	arc=$?
-	read -r p f < <(tally capi <"$alog")
-	p=${p:-0} f=${f:-0}
-	if [ $arc -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
-	echo "libmemstat for C: $p passed, $f failed"
-	add "$p" "$f"
-	[ $arc -eq 0 ] || { grep -E '^(FAILED|not ok)' "$alog" | head -n 10; problems+=("libmemstat for C (log: $alog)"); }
+		# libmemstat for C programs: `make install`, the manual's example and the
+		# test program through the installed header and memstat.pc, under
+		# ASan/UBSan and valgrind.
+		echo "check: libmemstat for C (tools/memstat/capi/tests/run.sh)"
+		alog="$MT_CACHE/logs/capi.log"
+		CARGO_TARGET_DIR="$MT_CACHE/cargo-target" CARGO="cargo +$RUST_VERSION" \
+			bash "$MT_ROOT/tools/memstat/capi/tests/run.sh" "$MT_CACHE/capi-check" >"$alog" 2>&1
+		arc=$?
+		read -r p f < <(tally capi <"$alog")
+		p=${p:-0} f=${f:-0}
+		if [ $arc -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+		echo "libmemstat for C: $p passed, $f failed"
+		add "$p" "$f"
+		[ $arc -eq 0 ] || { grep -E '^(FAILED|not ok)' "$alog" | head -n 10; problem "libmemstat for C (log: $alog)"; }
 
-	# The stream parser, and the name rule with the pattern matcher (text
-	# forms, exact patterns, globs on bytes).
-	for target in stream names; do
-		echo "check: fuzzing the $target target (${MT_FUZZ_RUNS:=20000} runs)"
-		flog="$MT_CACHE/logs/fuzz-$target.log"
-		if CARGO_TARGET_DIR="$MT_CACHE/cargo-target-fuzz" bash "$MT_ROOT/tools/memstat/fuzz/run.sh" "$MT_FUZZ_RUNS" $target >"$flog" 2>&1; then
-			echo "fuzz: $target clean after $MT_FUZZ_RUNS runs"
-			add 1 0
-		else
-			echo "fuzz: FAILED ($target): $(grep -v '^\s*$' "$flog" | tail -n 1)"
-			add 0 1
-			problems+=("fuzzing $target (log: $flog)")
-		fi
-	done
-fi
+		# The stream parser, and the name rule with the pattern matcher (text
+		# forms, exact patterns, globs on bytes).
+		for target in stream names; do
+			echo "check: fuzzing the $target target (${MT_FUZZ_RUNS:=20000} runs)"
+			flog="$MT_CACHE/logs/fuzz-$target.log"
+			if CARGO_TARGET_DIR="$MT_CACHE/cargo-target-fuzz" bash "$MT_ROOT/tools/memstat/fuzz/run.sh" "$MT_FUZZ_RUNS" $target >"$flog" 2>&1; then
+				echo "fuzz: $target clean after $MT_FUZZ_RUNS runs"
+				add 1 0
+			else
+				echo "fuzz: FAILED ($target): $(grep -v '^\s*$' "$flog" | tail -n 1)"
+				add 0 1
+				problem "fuzzing $target (log: $flog)"
+			fi
+		done
+	fi
+}
 
 # The licenses of every crate each Cargo workspace builds on (cargo-deny,
 # dev-dependencies included): tools/memstat and its fuzz project are GPL-2.0,
@@ -404,24 +437,105 @@ license_check() {
 	echo "licenses: $p passed, ${#bad[@]} failed"
 	[ ${#bad[@]} -eq 0 ] || printf '  %s\n' "${bad[@]}"
 	add "$p" "${#bad[@]}"
-	[ ${#bad[@]} -eq 0 ] || problems+=("licenses")
+	[ ${#bad[@]} -eq 0 ] || problem "licenses"
 }
-license_check
 
 # The parser of the selection files (mm/malloc_type_pattern.c), fuzzed with
 # libFuzzer in user space against the kernel's glob_match() and an oracle of
 # the pattern rule (tools/testing/malloc_types/fuzz/).
-echo "check: fuzzing the selection files' parser (${MT_FUZZ_SELECTION_RUNS:=200000} runs)"
-slog="$MT_CACHE/logs/fuzz-selection.log"
-if bash "$MT_DIR/fuzz/run.sh" "$MT_KCACHE/linux" "$MT_FUZZ_SELECTION_RUNS" >"$slog" 2>&1; then
-	echo "fuzz: selection parser clean after $MT_FUZZ_SELECTION_RUNS runs"
-	add 1 0
-else
-	echo "fuzz: FAILED: $(grep -E 'check failed|ERROR|SUMMARY' "$slog" | head -n 1)"
-	add 0 1
-	problems+=("fuzzing the selection files' parser (log: $slog)")
-fi
+selection_fuzz() {
+	echo "check: fuzzing the selection files' parser (${MT_FUZZ_SELECTION_RUNS:=200000} runs)"
+	slog="$MT_CACHE/logs/fuzz-selection.log"
+	if bash "$MT_DIR/fuzz/run.sh" "$MT_KCACHE/linux" "$MT_FUZZ_SELECTION_RUNS" >"$slog" 2>&1; then
+		echo "fuzz: selection parser clean after $MT_FUZZ_SELECTION_RUNS runs"
+		add 1 0
+	else
+		echo "fuzz: FAILED: $(grep -E 'check failed|ERROR|SUMMARY' "$slog" | head -n 1)"
+		add 0 1
+		problem "fuzzing the selection files' parser (log: $slog)"
+	fi
+}
 
-for p in "${problems[@]}"; do echo "check: FAILED: $p"; done
+# The parts, in the order their output is printed. A background lane runs
+# its parts one after the other (lane NAME PART...); a part in the
+# foreground prints as it goes (fg_part PART), one in a lane when it is
+# joined (join_part PART). A part's name is its function's, with - for _.
+lane_pids=()
+run_part() { # run_part PART: its function, output to $parts/PART.out
+	part=$1
+	("${1//-/_}") >"$parts/$1.out" 2>&1
+	touch "$parts/$1.done"
+}
+lane() { # lane NAME PART...: the parts in the background, at a lower priority
+	local name=$1
+	shift
+	(
+		renice -n 10 -p "$BASHPID" >/dev/null
+		for p in "$@"; do run_part "$p"; done
+	) &
+	lane_pids+=($!)
+	echo "check: started in the background ($name): $*"
+}
+fg_part() { # fg_part PART
+	part=$1
+	"${1//-/_}" 2>&1 | tee "$parts/$1.out"
+	part=main
+}
+join_part() { # join_part PART: wait for a part of a lane, then print its output
+	while [ ! -e "$parts/$1.done" ]; do
+		local alive=0 pid
+		for pid in "${lane_pids[@]}"; do kill -0 "$pid" 2>/dev/null && alive=1; done
+		if [ $alive = 0 ] && [ ! -e "$parts/$1.done" ]; then
+			part=$1 add 0 1
+			part=$1 problem "$1: its lane ended before it did"
+			break
+		fi
+		sleep 2
+	done
+	cat "$parts/$1.out" 2>/dev/null
+}
+# On any exit, nothing of this run may go on holding the cache's lock: the
+# lanes' processes, the vmcore watcher and the Prometheus server end with it.
+descendants() { local c; for c in $(pgrep -P "$1"); do descendants "$c"; echo "$c"; done; }
+cleanup() {
+	local pids
+	pids=$(descendants $$)
+	# shellcheck disable=SC2086
+	[ -n "$pids" ] && kill $pids 2>/dev/null
+	python3 "$MT_DIR/prometheus.py" stop "$prom_dir" >/dev/null 2>&1
+	rm -rf "$parts"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# Set-up and the tree first; then the two lanes start: lane 1 builds the
+# kernels the boots after the first ones need, the one needed first first;
+# lane 2 runs the checks that need no kernel of their own. The test kernel,
+# its tools and initramfs are built in the foreground meanwhile, at the
+# higher priority: everything after waits for them.
+bash "$MT_DIR/setup.sh" || exit 1
+bash "$MT_DIR/prepare-tree.sh" >/dev/null || exit 1
+lane kernels nomt-build arm64-build kunit-py-build
+lane checks docs-check series-check style-check tools-check license-check selection-fuzz
+bash "$MT_DIR/build-kernel.sh" test >/dev/null || exit 1
+bash "$MT_DIR/build-tools.sh" x86_64 || exit 1
+bash "$MT_DIR/mkinitramfs.sh" test >/dev/null || exit 1
+fg_part x86-boots
+join_part nomt-build
+fg_part x86-vmcore
+join_part arm64-build
+fg_part arm64-boot
+join_part kunit-py-build
+fg_part kunit-py-check
+for p in docs-check series-check style-check tools-check license-check selection-fuzz; do join_part "$p"; done
+wait
+
+# The sums of every part's counts, and every part's failures.
+read -r passed failed < <(cat "$parts"/*.counts 2>/dev/null | awk '{ p += $1; f += $2 } END { print p + 0, f + 0 }')
+nproblems=0
+while IFS= read -r p; do
+	echo "check: FAILED: $p"
+	nproblems=$((nproblems + 1))
+done < <(cat "$parts"/*.problems 2>/dev/null)
 echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ] && [ ${#problems[@]} -eq 0 ]
+[ "$failed" -eq 0 ] && [ "$nproblems" -eq 0 ]
