@@ -150,8 +150,9 @@ fn parse_task(head: &[u8]) -> Option<(String, u32)> {
     Some((as_text(comm).into_owned(), number(pid)?))
 }
 
-/// Parse what follows the `[CPU]` column.
-fn parse_tail(tail: &[u8]) -> Result<(String, Probe, &[u8]), ParseError> {
+/// Parse the optional irq-flags column and the `SECONDS.MICROS:` timestamp that follow the
+/// `[CPU]` column: the timestamp, and what follows it.
+fn parse_time(tail: &[u8]) -> Result<(String, &[u8]), ParseError> {
     let mut rest = tail.trim_ascii_start();
     // Optional flags column: a token that is not the timestamp.
     let (tok, after) = split_once(rest, b' ').ok_or(err("no timestamp"))?;
@@ -172,7 +173,12 @@ fn parse_tail(tail: &[u8]) -> Result<(String, Probe, &[u8]), ParseError> {
     }
     // Digits, a dot and digits: ASCII.
     let ts = String::from_utf8_lossy(&ts[..ts.len() - 1]).into_owned();
-    let after = after.trim_ascii_start();
+    Ok((ts, after.trim_ascii_start()))
+}
+
+/// Parse what follows the `[CPU]` column of an event.
+fn parse_tail(tail: &[u8]) -> Result<(String, Probe, &[u8]), ParseError> {
+    let (ts, after) = parse_time(tail)?;
     let (ev, fields) = if let Some(f) = after.strip_prefix(b"malloc: ") {
         (Probe::Malloc, f)
     } else if let Some(f) = after.strip_prefix(b"free: ") {
@@ -256,6 +262,41 @@ pub fn parse_line(line: impl AsRef<[u8]>) -> Result<Record, ParseError> {
         }
     }
     Err(last)
+}
+
+/// The CPU of a kernel stack trace's first line, `TASK-PID [CPU] FLAGS TIMESTAMP: <stack
+/// trace>`, which the `stacktrace` option of a tracefs instance writes after each event; its
+/// frames follow, a line each ([`parse_stack_frame`]).
+pub fn parse_stack_header(line: impl AsRef<[u8]>) -> Option<u32> {
+    let line = line.as_ref().trim_ascii_end();
+    let before = line.strip_suffix(b"<stack trace>")?;
+    let mut i = 0;
+    while let Some(off) = before[i..].iter().position(|&b| b == b'[') {
+        let open = i + off;
+        i = open + 1;
+        let close = open + before[open..].iter().position(|&b| b == b']')?;
+        let cpu = &before[open + 1..close];
+        if !all_digits(cpu) || open == 0 || before[open - 1] != b' ' {
+            continue;
+        }
+        if parse_task(&before[..open]).is_none() {
+            continue;
+        }
+        if let Ok((_, rest)) = parse_time(&before[close + 1..]) {
+            if rest.is_empty() {
+                return number(cpu);
+            }
+        }
+    }
+    None
+}
+
+/// The frame of a kernel stack trace's line ` => FRAME` (`FRAME` as the kernel prints a
+/// symbol: `name`, `name+0xOFF/0xSIZE [module]` with the instance's `sym-offset` option, or an
+/// address it could not name), in text form; `None` for another line.
+pub fn parse_stack_frame(line: &[u8]) -> Option<String> {
+    let f = line.trim_ascii_end().strip_prefix(b" => ")?;
+    (!f.is_empty()).then(|| as_text(f).into_owned())
 }
 
 /// The dwatch event line: `TIME COMM[PID]: malloc(9) type NAME N bytes`, the task and the
