@@ -64,6 +64,7 @@ pub mod openmetrics;
 pub mod pattern;
 pub mod report;
 pub mod slab;
+pub mod stacks;
 pub mod stream;
 pub mod text;
 pub mod trace;
