@@ -887,3 +887,157 @@ fn partial_last_line_is_counted() {
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(err.ends_with(", 0 unparsed lines\n"), "{err}");
 }
+
+/// Two allocations of `foo bar` with their stacks (the second's event and stack with another
+/// CPU's lines between them), a free, and an allocation of another type.
+const STACK_PIPE: &str = "          insmod-123     [001] .....   12.345678: malloc: probe=foo_bar size=4096 zindx=12 name='foo bar'
+          insmod-123     [001] .....   12.345680: <stack trace>
+ => trace_event_raw_event_malloc+0x1c/0x90
+ => kmalloc_mt+0x3a/0x80
+ => trace_test_init+0x21/0x400 [malloc_type_trace_test]
+ => do_one_initcall+0x5c/0x230
+          insmod-123     [001] .....   12.345690: malloc: probe=foo_bar size=64 zindx=3 name='foo bar'
+      kworker/0:1-9      [000] .....   12.345691: malloc: probe=other size=32 zindx=2 name='other'
+      kworker/0:1-9      [000] .....   12.345692: <stack trace>
+ => kmalloc_mt+0x3a/0x80
+ => worker_thread+0x1/0x2
+          insmod-123     [001] .....   12.345693: <stack trace>
+ => kmalloc_mt+0x3a/0x80
+ => trace_test_init+0x40/0x400 [malloc_type_trace_test]
+ => do_one_initcall+0x5c/0x230
+CPU:1 [LOST 2 EVENTS]
+          insmod-123     [001] .....   12.345700: free: probe=foo_bar size=4096 zindx=0 name='foo bar'
+";
+
+#[test]
+fn fake_tracefs_stacks() {
+    let root = fake_tracefs("dt_stacks");
+    fs::write(root.join("trace_pipe"), STACK_PIPE).unwrap();
+    let (folded, svg, pprof) = (
+        root.join("f.folded"),
+        root.join("f.svg"),
+        root.join("f.pb.gz"),
+    );
+    let out = dtmalloc(
+        &root,
+        &[
+            "--instance",
+            "st",
+            "-t",
+            "foo bar",
+            "stacks",
+            "--folded",
+            folded.to_str().unwrap(),
+            "--svg",
+            svg.to_str().unwrap(),
+            "--pprof",
+            pprof.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_success(&out);
+    let report = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        report,
+        "2 stacks, 2 events, 4160 bytes\n\
+         \n\
+         foo_bar:malloc  4096 bytes in 1 event (98.5%)\n\
+         \x20   kmalloc_mt+0x3a/0x80\n\
+         \x20   trace_test_init+0x21/0x400 [malloc_type_trace_test]\n\
+         \x20   do_one_initcall+0x5c/0x230\n\
+         \n\
+         foo_bar:malloc  64 bytes in 1 event (1.5%)\n\
+         \x20   kmalloc_mt+0x3a/0x80\n\
+         \x20   trace_test_init+0x40/0x400 [malloc_type_trace_test]\n\
+         \x20   do_one_initcall+0x5c/0x230\n"
+    );
+    // The free, which a kernel would not have recorded without --frees, came without a stack.
+    // Both stacks are one path of functions: one folded line.
+    assert_eq!(
+        fs::read_to_string(&folded).unwrap(),
+        "foo_bar:malloc;do_one_initcall;trace_test_init [malloc_type_trace_test];kmalloc_mt 4160\n"
+    );
+    let svg = fs::read_to_string(&svg).unwrap();
+    assert!(
+        svg.contains(
+            "<title>trace_test_init [malloc_type_trace_test] (4160 bytes, 100.00%)</title>"
+        ),
+        "{svg}"
+    );
+    assert!(svg.contains("dtmalloc stacks: foo_bar (malloc)"), "{svg}");
+    assert_eq!(&fs::read(&pprof).unwrap()[..2], b"\x1f\x8b", "not gzip");
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("dtmalloc: 2 events with a stack, 1 without"),
+        "{err}"
+    );
+    let log = fs::read_to_string(root.join("fake-writes.log")).unwrap();
+    assert_eq!(
+        log,
+        "instances/st/options/stacktrace 1\n\
+         instances/st/options/sym-offset 1\n\
+         instances/st/events/dtmalloc/malloc/filter probe == \"foo_bar\"\n\
+         instances/st/events/dtmalloc/malloc/enable 1\n\
+         instances/st/events/dtmalloc/malloc/enable 0\n"
+    );
+    assert!(!root.join("instances/st").exists(), "instance not removed");
+}
+
+#[test]
+fn fake_tracefs_stacks_of_frees_folded_to_stdout_by_count() {
+    let root = fake_tracefs("dt_stacks_frees");
+    fs::write(root.join("trace_pipe"), STACK_PIPE).unwrap();
+    let out = dtmalloc(
+        &root,
+        &[
+            "--instance",
+            "sf",
+            "stacks",
+            "--frees",
+            "--folded",
+            "-",
+            "--weight",
+            "count",
+        ],
+        None,
+    );
+    assert_success(&out);
+    // The free's stack never came: counted, not shown.
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "foo_bar:malloc;do_one_initcall;trace_test_init [malloc_type_trace_test];kmalloc_mt 2\n\
+         other:malloc;worker_thread;kmalloc_mt 1\n"
+    );
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("3 events with a stack, 1 without"), "{err}");
+    assert!(
+        err.contains("7 lost (LOST EVENTS markers 2, overrun 3, dropped 2)"),
+        "{err}"
+    );
+    let log = fs::read_to_string(root.join("fake-writes.log")).unwrap();
+    assert!(
+        log.contains("instances/sf/events/dtmalloc/free/enable 1\n"),
+        "{log}"
+    );
+}
+
+#[test]
+fn stacks_output_errors_name_the_file() {
+    let root = fake_tracefs("dt_stacks_bad");
+    fs::write(root.join("trace_pipe"), STACK_PIPE).unwrap();
+    let bad = root.join("no/such/dir/x.svg");
+    let out = dtmalloc(
+        &root,
+        &["--instance", "sb", "stacks", "--svg", bad.to_str().unwrap()],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("no/such/dir/x.svg: No such file or directory"),
+        "{err}"
+    );
+    assert!(!root.join("instances/sb").exists(), "instance not removed");
+    let out = dtmalloc(&root, &["stacks", "--weight", "pages"], None);
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -17,6 +17,7 @@ use clap::{Parser, Subcommand};
 use memstat::error::io_text;
 use memstat::pattern::exact_pattern;
 use memstat::probe_name;
+use memstat::stacks::{Line, StackReader, Stacks, Weight};
 use memstat::text::{as_text, name_from_text, name_text};
 use memstat::trace::{self, Record, Top};
 
@@ -77,6 +78,32 @@ enum Cmd {
         /// (--duration, --count of events, end of input or Ctrl-C).
         #[arg(long)]
         once: bool,
+    },
+    /// Kernel stacks of the allocations (and with --frees of the frees), summed by stack as
+    /// DTrace's `@[stack()] = sum(args[3])` does: a report of the top stacks by bytes when the
+    /// watch ends (--duration, --count of events, Ctrl-C), and on request the folded stacks,
+    /// an SVG flame graph and a pprof profile.
+    Stacks {
+        /// Also the stacks of frees.
+        #[arg(long)]
+        frees: bool,
+        /// Stacks in the report, most bytes first (0: all).
+        #[arg(long, value_name = "N", default_value_t = 10)]
+        top: usize,
+        /// Write the folded stacks (`type:probe;outermost;...;leaf WEIGHT`) to FILE, `-` for
+        /// standard output (then instead of the report).
+        #[arg(long, value_name = "FILE")]
+        folded: Option<PathBuf>,
+        /// Write an SVG flame graph to FILE.
+        #[arg(long, value_name = "FILE")]
+        svg: Option<PathBuf>,
+        /// Write a pprof profile (gzipped profile.proto; sample types allocations/count and
+        /// bytes/bytes) to FILE.
+        #[arg(long, value_name = "FILE")]
+        pprof: Option<PathBuf>,
+        /// What the folded stacks and the flame graph weigh: bytes or count.
+        #[arg(long, value_name = "WHAT", default_value = "bytes", value_parser = ["bytes", "count"])]
+        weight: String,
     },
 }
 
@@ -179,6 +206,7 @@ impl Instance {
         for ev in ["malloc", "free"] {
             fs::create_dir_all(self.dir.join("events/dtmalloc").join(ev)).map_err(io)?;
         }
+        fs::create_dir_all(self.dir.join("options")).map_err(io)?;
         let src = self.root.join("trace_pipe");
         if src.exists() {
             fs::copy(&src, self.dir.join("trace_pipe")).map_err(io)?;
@@ -193,11 +221,20 @@ impl Instance {
         Ok(())
     }
 
-    fn enable(&mut self, filter: &str) -> Result<(), Failure> {
-        for ev in ["malloc", "free"] {
+    /// Sets the instance's trace options (`options/NAME`) to 1: `stacktrace` records a
+    /// kernel stack after each event, `sym-offset` prints its frames as `name+0xOFF/0xSIZE`.
+    fn options(&self, names: &[&str]) -> Result<(), Failure> {
+        for o in names {
+            self.write(&format!("options/{o}"), "1")?;
+        }
+        Ok(())
+    }
+
+    fn enable(&mut self, filter: &str, events: &[&str]) -> Result<(), Failure> {
+        for ev in events {
             self.write(&format!("events/dtmalloc/{ev}/filter"), filter)?;
         }
-        for ev in ["malloc", "free"] {
+        for ev in events {
             let rel = format!("events/dtmalloc/{ev}/enable");
             self.write(&rel, "1")?;
             self.enabled.push(self.dir.join(rel));
@@ -450,6 +487,52 @@ struct Watch {
 enum Mode {
     Events,
     Top { interval: Duration, once: bool },
+    Stacks(StacksOut),
+}
+
+/// What `dtmalloc stacks` writes when the watch ends.
+struct StacksOut {
+    frees: bool,
+    top: usize,
+    folded: Option<PathBuf>,
+    svg: Option<PathBuf>,
+    pprof: Option<PathBuf>,
+    weight: Weight,
+}
+
+/// Writes `data` to `path` (`-`: standard output), saying which file failed.
+fn write_output(path: &Path, data: &[u8]) -> Result<(), Failure> {
+    if path == Path::new("-") {
+        let mut out = io::stdout().lock();
+        return match out.write_all(data).and_then(|_| out.flush()) {
+            Err(e) => stdout_error(&e),
+            Ok(()) => Ok(()),
+        };
+    }
+    fs::write(path, data).map_err(|e| fail(format!("{}: {}", path.display(), io_text(&e))))
+}
+
+impl StacksOut {
+    /// The report on standard output (unless the folded stacks go there) and the files asked
+    /// for; `what` names the watch in the flame graph's title.
+    fn write(&self, stacks: &Stacks, what: &str, ran: Duration) -> Result<(), Failure> {
+        let folded_to_stdout = self.folded.as_deref() == Some(Path::new("-"));
+        if !folded_to_stdout {
+            let top = (self.top > 0).then_some(self.top);
+            write_output(Path::new("-"), stacks.report(top).as_bytes())?;
+        }
+        if let Some(p) = &self.folded {
+            write_output(p, stacks.folded(self.weight).as_bytes())?;
+        }
+        if let Some(p) = &self.svg {
+            write_output(p, stacks.svg(self.weight, what).as_bytes())?;
+        }
+        if let Some(p) = &self.pprof {
+            let nanos = i64::try_from(ran.as_nanos()).unwrap_or(i64::MAX);
+            write_output(p, &stacks.pprof(nanos))?;
+        }
+        Ok(())
+    }
 }
 
 fn render_top(w: &Watch, out: &mut impl Write, clear: bool) -> io::Result<()> {
@@ -485,11 +568,31 @@ fn run(args: &Args) -> Result<(), Failure> {
                 once: *once,
             }
         }
+        Some(Cmd::Stacks {
+            frees,
+            top,
+            folded,
+            svg,
+            pprof,
+            weight,
+        }) => Mode::Stacks(StacksOut {
+            frees: *frees,
+            top: *top,
+            folded: folded.clone(),
+            svg: svg.clone(),
+            pprof: pprof.clone(),
+            weight: if weight == "count" {
+                Weight::Count
+            } else {
+                Weight::Bytes
+            },
+        }),
     };
     let min = match (args.min, &mode) {
         (Some(m), _) => m,
-        // dwatch applies DWATCH_MALLOC_MIN to every profile but dtmalloc-top.
-        (None, Mode::Top { .. }) => 0,
+        // dwatch applies DWATCH_MALLOC_MIN to every profile but dtmalloc-top; stacks are
+        // wanted of every size unless --min says otherwise.
+        (None, Mode::Top { .. } | Mode::Stacks(_)) => 0,
         (None, Mode::Events) => {
             let env = std::env::var_os("DWATCH_MALLOC_MIN");
             trace::malloc_min_from_env(env.as_deref()).map_err(usage)?
@@ -542,7 +645,14 @@ fn run(args: &Args) -> Result<(), Failure> {
         inst.select(p)?;
     }
     let probe_text = probe.as_ref().map(|(_, t)| t.as_str());
-    inst.enable(&trace::filter_string(min, probe_text))?;
+    let events: &[&str] = match &mode {
+        Mode::Stacks(o) if !o.frees => &["malloc"],
+        _ => &["malloc", "free"],
+    };
+    if let Mode::Stacks(_) = mode {
+        inst.options(&["stacktrace", "sym-offset"])?;
+    }
+    inst.enable(&trace::filter_string(min, probe_text), events)?;
     let mut pipe = inst.open_pipe()?;
 
     let stdout = io::stdout();
@@ -570,8 +680,11 @@ fn run(args: &Args) -> Result<(), Failure> {
     // only at end of input).
     let mut next_refresh = match mode {
         Mode::Top { interval, .. } => after(interval),
-        Mode::Events => None,
+        Mode::Events | Mode::Stacks(_) => None,
     };
+    let started = Instant::now();
+    let mut reader = StackReader::new();
+    let mut stacks = Stacks::new();
     let mut buf = Vec::new();
     let mut chunk = vec![0u8; 64 * 1024];
     let mut eof = false;
@@ -602,6 +715,30 @@ fn run(args: &Args) -> Result<(), Failure> {
             let line = &buf[start..start + nl];
             start += nl + 1;
             if line.trim_ascii().is_empty() {
+                continue;
+            }
+            if let Mode::Stacks(_) = mode {
+                match reader.line(line) {
+                    Line::Part => {}
+                    Line::Lost(count) => w.top.add(&Record::Lost { cpu: 0, count }),
+                    Line::Unparsed => {
+                        w.unparsed = w.unparsed.saturating_add(1);
+                        if args.verbose {
+                            eprintln!("dtmalloc: not an event or a stack: {}", as_text(line));
+                        }
+                    }
+                }
+                for s in reader.take() {
+                    if probe_text.is_some_and(|t| s.event.type_probe != t) {
+                        continue;
+                    }
+                    w.top.add(&Record::Event(s.event.clone()));
+                    stacks.add(&s);
+                    if args.count.is_some_and(|c| w.top.events() >= c) {
+                        cut = true;
+                        break 'watch;
+                    }
+                }
                 continue;
             }
             match trace::parse_line(line) {
@@ -672,6 +809,34 @@ fn run(args: &Args) -> Result<(), Failure> {
             result = stdout_error(&e);
         }
     }
+    let mut unstacked = 0;
+    if let Mode::Stacks(o) = &mode {
+        if !cut {
+            for s in reader.finish() {
+                if probe_text.is_none_or(|t| s.event.type_probe == t) {
+                    w.top.add(&Record::Event(s.event.clone()));
+                    stacks.add(&s);
+                }
+            }
+        }
+        unstacked = reader.unstacked();
+        if result.is_ok() {
+            // Standard output's lock is reentrant: the report goes after what `out` wrote.
+            let what = format!(
+                "dtmalloc stacks: {}{}",
+                probe_text.unwrap_or("every type"),
+                if o.frees {
+                    " (malloc and free)"
+                } else {
+                    " (malloc)"
+                }
+            );
+            result = out
+                .flush()
+                .map_err(|e| fail(format!("stdout: {}", io_text(&e))))
+                .and_then(|_| o.write(&stacks, &what, started.elapsed()));
+        }
+    }
     if let (Err(e), Ok(())) = (out.flush(), &result) {
         result = stdout_error(&e);
     }
@@ -679,6 +844,12 @@ fn run(args: &Args) -> Result<(), Failure> {
     inst.disable();
     let (overrun, dropped) = inst.dropped();
     let removed = inst.remove();
+    if let Mode::Stacks(_) = mode {
+        eprintln!(
+            "dtmalloc: {} events with a stack, {unstacked} without",
+            w.top.events()
+        );
+    }
     eprintln!(
         "dtmalloc: {} events, {} lost (LOST EVENTS markers {}, overrun {}, dropped {}), {} unparsed lines{}",
         w.top.events(),
