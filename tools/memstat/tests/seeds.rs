@@ -105,6 +105,20 @@ const TRACE_LINES: &[(&str, &[u8])] = &[
     ("lost", b"CPU:3 [LOST 12 EVENTS]"),
 ];
 
+/// A seed of the `stacks` target: two events with their stacks, on two CPUs, one stack after
+/// the other CPU's event.
+const STACK_SEED: &str = "\
+          insmod-61      [000] .....     4.339309: malloc: probe=sample_buf size=4096 zindx=12 name='sample buf'
+          insmod-62      [001] .....     4.339310: free: probe=other size=64 zindx=0 name='other'
+          insmod-61      [000] .....     4.339315: <stack trace>
+ => trace_event_raw_event_dtmalloc+0x10/0x20
+ => kmalloc_mt+0x3a/0x80
+ => init_one+0x21/0x400 [sample]
+          insmod-62      [001] .....     4.339316: <stack trace>
+ => kfree_mt+0x3a/0x80
+CPU:1 [LOST 3 EVENTS]
+";
+
 /// A seed of the `names` target: the name's length, the name, then a pattern.
 fn names_seed(name: &[u8], pattern: &[u8]) -> Vec<u8> {
     let mut v = vec![u8::try_from(name.len()).unwrap()];
@@ -121,6 +135,11 @@ fn seeds_parse_as_intended() {
     for (name, line) in TRACE_LINES {
         assert!(memstat::trace::parse_line(line).is_ok(), "{name}");
     }
+    let mut r = memstat::stacks::StackReader::new();
+    for line in STACK_SEED.lines() {
+        r.line(line.as_bytes());
+    }
+    assert_eq!(r.finish().len(), 2);
     let Some(dir) = std::env::var_os("MEMSTAT_FUZZ_CORPUS") else {
         return;
     };
@@ -140,6 +159,9 @@ fn seeds_parse_as_intended() {
     for (name, line) in TRACE_LINES {
         std::fs::write(d.join(name), line).unwrap();
     }
+    let d = dir.join("stacks");
+    std::fs::create_dir_all(&d).unwrap();
+    std::fs::write(d.join("two_cpus"), STACK_SEED).unwrap();
     let d = dir.join("names");
     std::fs::create_dir_all(&d).unwrap();
     for (i, &(pattern, probe, _)) in PATTERN_MATCHES.iter().enumerate() {
