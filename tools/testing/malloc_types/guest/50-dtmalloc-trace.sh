@@ -5,7 +5,7 @@
 # type named with a tab and a space, a filter on the probe name, the kernel
 # stack of each allocation of one type (a stacktrace trigger), nothing
 # recorded while the events are disabled; then the dtmalloc tool's event
-# view, type view and top view on the same sequence.
+# view, type view, top view and stacks on the same sequence.
 name=50-dtmalloc-trace
 fail() { echo "$name: FAIL: $*"; exit 1; }
 ko=/lib/modules/malloc_type_trace_test.ko
@@ -110,6 +110,34 @@ dt /tmp/dt.top top --once
 # Net 0 bytes and balance 0 for both types after load and unload.
 grep -Eq '^ +0 +0 trace_test$' /tmp/dt.top || { cat /tmp/dt.top; fail "dtmalloc top: trace_test"; }
 grep -Eq '^ +0 +0 tab_and_space$' /tmp/dt.top || { cat /tmp/dt.top; fail "dtmalloc top: tab_and_space"; }
+# dtmalloc stacks: the stacks of trace_test's three allocations (128 +
+# 8192 + 32768 bytes), all through the module's init, in the report, the
+# folded stacks, the flame graph and the pprof profile. The module stays
+# loaded until dtmalloc has read its stacks (their frames name it).
+dtmalloc --instance mt50s --duration 8 --type trace_test stacks --folded /tmp/dt.folded \
+	--svg /tmp/dt.svg --pprof /tmp/dt.pprof >/tmp/dt.stacks 2>/tmp/dt.stacks.err &
+pid=$!
+i=0
+while [ "$(cat $tracefs/instances/mt50s/events/dtmalloc/malloc/enable 2>/dev/null)" != 1 ] && [ $i -lt 100 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+insmod $ko || fail "insmod $ko"
+sleep 2
+rmmod malloc_type_trace_test || fail "rmmod"
+wait $pid || fail "dtmalloc stacks exited with $?: $(cat /tmp/dt.stacks.err)"
+[ -d $tracefs/instances/mt50s ] && fail "dtmalloc stacks left its instance behind"
+grep -q '^[0-9]* stacks, 3 events, 41088 bytes' /tmp/dt.stacks ||
+	{ cat /tmp/dt.stacks /tmp/dt.stacks.err; fail "dtmalloc stacks: not 3 events of 41088 bytes"; }
+[ "$(grep -c '^trace_test:malloc  ' /tmp/dt.stacks)" -ge 1 ] || { cat /tmp/dt.stacks; fail "dtmalloc stacks: no stack of trace_test"; }
+grep -q '22malloc_type_trace_test.*Module4init' /tmp/dt.stacks || { cat /tmp/dt.stacks; fail "dtmalloc stacks: no frame of the module's init"; }
+got=$(awk '$0 !~ /^trace_test:malloc;/ || $0 !~ /Module4init/ { bad++ } { sum += $NF }
+	END { print bad + 0, sum + 0 }' /tmp/dt.folded)
+[ "$got" = "0 41088" ] || { cat /tmp/dt.folded; fail "dtmalloc stacks --folded: $got (lines not through the init, bytes), expected 0 41088"; }
+grep -q '<title>trace_test:malloc (41088 bytes, 100.00%)</title>' /tmp/dt.svg || fail "dtmalloc stacks --svg: no trace_test frame of 41088 bytes"
+[ "$(od -An -tx1 -N2 /tmp/dt.pprof | tr -d ' ')" = 1f8b ] || fail "dtmalloc stacks --pprof: not a gzipped profile"
+sed "s/^/$name: dtmalloc stacks: /" /tmp/dt.stacks | head -n 12
+
 # Interrupted (Ctrl-C): the instance is removed all the same.
 dtmalloc --min 0 >/tmp/dt.int 2>&1 &
 pid=$!
