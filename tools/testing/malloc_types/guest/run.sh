@@ -11,7 +11,9 @@
 #    I/O on a Rust null_blk (rnull) device, set up through configfs (its
 #    open attribute files are charged to the C type "configfs buffer");
 #  - a dtmalloc top snapshot and the dtmalloc event view (4 KiB and more)
-#    recorded while they run;
+#    recorded while they run, and the kernel stacks of "binder work" under
+#    the Binder workload (dtmalloc stacks: the top 3, a flame graph and a
+#    pprof profile, which run.sh on the host writes to the cache);
 #  - memstat -m after, then memstat -m -l for the workloads' types: their
 #    failed allocations, peak bytes in use (tracked from the start through
 #    /proc/malloc_types_peak) and owning modules;
@@ -67,10 +69,23 @@ run rmmod rust_minimal
 echo "Binder IPC: binderload on Rust Binder (a service manager, a service, 2 clients)"
 mkdir -p /dev/binderfs
 run mount -t binder binder /dev/binderfs
+# Who allocates binder work: its kernel stacks during the workload, with
+# dtmalloc stacks (only that type is traced with its stacks).
+dtmalloc --instance stacks --type 'binder work' stacks --top 3 \
+	--svg /tmp/binder-work.svg --pprof /tmp/binder-work.pprof >/tmp/stacks.out 2>/tmp/stacks.err &
+stacks_pid=$!
+i=0
+while [ "$(cat /sys/kernel/tracing/instances/stacks/events/dtmalloc/malloc/enable 2>/dev/null)" != 1 ] &&
+	[ $i -lt 100 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
 binderload --device /dev/binderfs/binder --clients 2 --calls 120 >/tmp/binderload.out 2>&1 ||
 	{ echo "FAILED: binderload"; rc=1; }
 sed 's/^/  /' /tmp/binderload.out
 [ "$(pidof binderload)" = "" ] || { echo "FAILED: binderload left processes"; rc=1; }
+kill -INT $stacks_pid
+wait $stacks_pid || { echo "FAILED: dtmalloc stacks: $(cat /tmp/stacks.err)"; rc=1; }
 echo "block I/O: a 64 MiB rnull device, 16 MiB written and read back with dd"
 grep -q ' /sys/kernel/config configfs ' /proc/mounts ||
 	run mount -t configfs configfs /sys/kernel/config
@@ -90,6 +105,16 @@ tail -n 1 /tmp/top.err
 banner "dtmalloc --min 4096 (the allocations and frees of 4 KiB or more)"
 cat /tmp/events.out
 tail -n 1 /tmp/events.err
+
+banner "dtmalloc --type 'binder work' stacks (its top 3 stacks by bytes under the Binder workload)"
+cat /tmp/stacks.out
+tail -n 2 /tmp/stacks.err
+# The flame graph and the profile, to the host (run.sh writes them to the
+# cache): base64 on the console, a line each.
+for f in binder-work.svg binder-work.pprof; do
+	[ -s /tmp/$f ] || { echo "FAILED: dtmalloc stacks wrote no /tmp/$f"; rc=1; continue; }
+	base64 -w 76 /tmp/$f | sed "s/^/MT-FILE: $f /"
+done
 
 banner "memstat -m (after the workloads; the samples and rnull are still loaded, binderfs mounted)"
 run memstat -m -H
