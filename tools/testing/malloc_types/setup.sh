@@ -12,13 +12,15 @@ set -euo pipefail
 
 # prometheus: promtool checks the metrics of the memstat exporter (make check);
 # libclang-rt: libFuzzer for the fuzzing of the selection files' parser;
-# pkgconf, g++, valgrind: the C programs of libmemstat's tests (capi/tests/run.sh).
+# pkgconf, g++, valgrind: the C programs of libmemstat's tests (capi/tests/run.sh);
+# golang-go, chromium: `go tool pprof` reads back dtmalloc stacks' profile, and a headless
+# browser shows its flame graph (tools/memstat/tests/stacks.rs).
 PACKAGES="clang-$LLVM_VERSION lld-$LLVM_VERSION llvm-$LLVM_VERSION libclang-$LLVM_VERSION-dev
 	libclang-rt-$LLVM_VERSION-dev
 	qemu-system-x86 qemu-system-arm busybox-static flex bison bc libelf-dev libssl-dev cpio
 	make xz-utils kmod python3 python3-venv python3-ply python3-git python3-sphinx python3-yaml gcc libc6-dev musl-tools ca-certificates
 	linux-perf trace-cmd bpftrace prometheus gcc-aarch64-linux-gnu libc6-dev-arm64-cross
-	pkgconf g++ valgrind"
+	pkgconf g++ valgrind golang-go chromium"
 # `setup.sh inline` (make run, make bench) adds the LLVM that
 # CONFIG_RUST_INLINE_HELPERS needs for the prod and bench-inline kernels:
 # clang with rustc's LLVM major version.
