@@ -357,6 +357,7 @@ cargo_test() {
 	clog="$MT_CACHE/logs/cargo-test-$1.log"
 	(cd "$MT_ROOT/tools/$1" &&
 		CARGO_TARGET_DIR="$MT_CACHE/cargo-target" MEMSTAT_REQUIRE_PROMTOOL=1 \
+			MEMSTAT_REQUIRE_PPROF=1 MEMSTAT_REQUIRE_CHROMIUM=1 \
 			cargo "+$RUST_VERSION" test --workspace --locked --no-fail-fast) >"$clog" 2>&1
 	crc=$?
 	read -r p f < <(awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i } }
@@ -386,9 +387,10 @@ tools_check() {
 		add "$p" "$f"
 		[ $arc -eq 0 ] || { grep -E '^(FAILED|not ok)' "$alog" | head -n 10; problem "libmemstat for C (log: $alog)"; }
 
-		# The stream parser, and the name rule with the pattern matcher (text
-		# forms, exact patterns, globs on bytes).
-		for target in stream names; do
+		# The stream parser, the name rule with the pattern matcher (text
+		# forms, exact patterns, globs on bytes), and dtmalloc stacks' reader
+		# of trace_pipe with its outputs.
+		for target in stream names stacks; do
 			echo "check: fuzzing the $target target (${MT_FUZZ_RUNS:=20000} runs)"
 			flog="$MT_CACHE/logs/fuzz-$target.log"
 			if CARGO_TARGET_DIR="$MT_CACHE/cargo-target-fuzz" bash "$MT_ROOT/tools/memstat/fuzz/run.sh" "$MT_FUZZ_RUNS" $target >"$flog" 2>&1; then
