@@ -120,8 +120,10 @@ banner "memstat -m (after the workloads; the samples and rnull are still loaded,
 run memstat -m -H
 
 banner "memstat -m -l (failures, peak KiB in use and owner of the workloads' types)"
-for p in 'binder *' 'rnull *' 'sample *' 'c sample *' pipe; do
-	memstat -m -l -H --name "$p" | { [ "$p" = 'binder *' ] && cat || tail -n +2; }
+# Probe names (white space as `_`): a pattern has no spaces.
+for p in 'binder_*' 'rnull_*' 'sample_*' 'c_sample_*' pipe; do
+	memstat -m -l -H --name "$p" >/tmp/list.out || { echo "FAILED: memstat --name $p"; rc=1; }
+	{ [ "$p" = 'binder_*' ] && cat || tail -n +2; } </tmp/list.out
 done
 
 banner "rmmod rust_malloc_types and malloc_types_sample (4 and 2 blocks leaked on purpose)"
