@@ -1041,3 +1041,166 @@ fn stacks_output_errors_name_the_file() {
     let out = dtmalloc(&root, &["stacks", "--weight", "pages"], None);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// A `dtmalloc_probes` listing of the types `probes`, as the kernel writes it.
+fn probe_list(probes: &[&str]) -> String {
+    let mut s = String::from(
+        "   ID   PROVIDER               MODULE                         FUNCTION NAME\n",
+    );
+    for (i, p) in probes.iter().enumerate() {
+        s.push_str(&format!("{:>5} dtmalloc {p:>40} malloc\n", 2 * i + 1));
+        s.push_str(&format!("{:>5} dtmalloc {p:>40} free\n", 2 * i + 2));
+    }
+    s
+}
+
+/// `-t` names a registered type, as `dtrace` wants a probe description to match a probe:
+/// a type that `dtmalloc_probes` does not list fails at once, with no instance made;
+/// `-Z` waits for it. The header's FUNCTION is not a type.
+#[test]
+fn fake_tracefs_type_must_be_registered() {
+    for t in ["foo bar", "FUNCTION"] {
+        let root = fake_tracefs("dt_notype");
+        fs::write(root.join("dtmalloc_probes"), probe_list(&["rust_kmalloc"])).unwrap();
+        let out = dtmalloc(&root, &["--type", t, "--min", "0", "-c", "1"], None);
+        assert_eq!(out.status.code(), Some(1));
+        let p = t.replace(' ', "_");
+        assert_eq!(
+            String::from_utf8(out.stderr).unwrap(),
+            format!(
+                "dtmalloc: --type '{p}': no such type ({} has no probe {p}; -Z waits for one)\n",
+                root.join("dtmalloc_probes").display()
+            )
+        );
+        assert!(out.stdout.is_empty());
+        assert!(!root.join("fake-writes.log").exists(), "tracefs written");
+    }
+    let root = fake_tracefs("dt_waittype");
+    fs::write(root.join("dtmalloc_probes"), probe_list(&["rust_kmalloc"])).unwrap();
+    let out = dtmalloc(
+        &root,
+        &["-Z", "--type", "foo bar", "--min", "0", "-c", "1"],
+        None,
+    );
+    assert_success(&out);
+    assert_eq!(out.stdout.iter().filter(|&&b| b == b'\n').count(), 1);
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.starts_with("dtmalloc: no type foo_bar yet: waiting for one (-Z)\n"),
+        "{err}"
+    );
+    let root = fake_tracefs("dt_hastype");
+    fs::write(
+        root.join("dtmalloc_probes"),
+        probe_list(&["rust_kmalloc", "foo_bar"]),
+    )
+    .unwrap();
+    let out = dtmalloc(&root, &["--type", "foo bar", "--min", "0", "-c", "1"], None);
+    assert_success(&out);
+}
+
+/// Runs dtmalloc on a fake tracefs whose trace_pipe is a FIFO fed with `feed`, with `foo_bar`
+/// in `dtmalloc_probes`; once the watch has run two seconds, takes `foo_bar` out of the list
+/// and returns what dtmalloc did within ten more seconds (it is killed after that).
+fn watch_while_type_goes_away(name: &str, args: &[&str], feed: &str) -> std::process::Output {
+    use std::io::Write;
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+    let root = fake_tracefs(name);
+    let pipe = root.join("trace_pipe");
+    fs::remove_file(&pipe).unwrap();
+    let st = Command::new("mkfifo").arg(&pipe).status().expect("mkfifo");
+    assert!(st.success());
+    // Read and write: the FIFO has a writer for as long as the test holds it, so the watch
+    // never sees its end.
+    let mut fifo = fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&pipe)
+        .unwrap();
+    fs::write(
+        root.join("dtmalloc_probes"),
+        probe_list(&["foo_bar", "other"]),
+    )
+    .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dtmalloc"))
+        .arg("--tracefs")
+        .arg(&root)
+        .arg("--fake-tracefs")
+        .args(args)
+        .env_remove("DWATCH_MALLOC_MIN")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run dtmalloc");
+    fifo.write_all(feed.as_bytes()).unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    fs::write(root.join("dtmalloc_probes"), probe_list(&["other"])).unwrap();
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() && start.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(fs::read_dir(root.join("instances")).unwrap().count(), 0);
+    drop(fifo);
+    out
+}
+
+/// A watched type that goes away ends the watch with an error, after the events the pipe
+/// held and the output of a finished watch; with `-Z` the watch goes on.
+#[test]
+fn fake_tracefs_type_that_goes_away() {
+    let out = watch_while_type_goes_away("dt_gone", &["--type", "foo bar", "--min", "0"], PIPE);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .filter(|l| l.contains("type foo_bar"))
+            .count(),
+        2
+    );
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("dtmalloc: --type 'foo_bar': the type went away (")
+            && err.ends_with(
+                " has no probe foo_bar any more); stopped after 2 events (-Z keeps watching)\n"
+            ),
+        "{err}"
+    );
+
+    let out = watch_while_type_goes_away(
+        "dt_gone_stacks",
+        &["--instance", "gs", "--type", "foo bar", "stacks"],
+        STACK_PIPE,
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        report.starts_with("2 stacks, 2 events, 4160 bytes\n"),
+        "{report}"
+    );
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("the type went away"), "{err}");
+
+    // -Z: the watch goes on past the type's departure, to its --duration.
+    let out = watch_while_type_goes_away(
+        "dt_gone_zero",
+        &["-Z", "--type", "foo bar", "--min", "0", "-d", "4"],
+        PIPE,
+    );
+    assert_success(&out);
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(!err.contains("went away"), "{err}");
+}

@@ -6,7 +6,7 @@ use std::ffi::OsString;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, IsTerminal, Read, Write};
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -38,9 +38,15 @@ struct Args {
     min: Option<u64>,
     /// Watch one type only, like dwatch dtmalloc-NAME: its name or probe name as memstat and
     /// dtmalloc -l show it (`\NNN` for a byte), or its bytes; white space becomes `_`. Exact:
-    /// `*`, `?` and `[` are characters of the name.
+    /// `*`, `?` and `[` are characters of the name. The type must be registered (in
+    /// tracefs's dtmalloc_probes) when the watch starts, and the watch stops with an error
+    /// when it goes away; -Z allows both.
     #[arg(short = 't', long = "type", value_name = "NAME", global = true)]
     type_: Option<OsString>,
+    /// With --type, as `dtrace -Z`: a type that is not registered yet is waited for, and one
+    /// that goes away (its module unloads) is watched until it comes back.
+    #[arg(short = 'Z', long = "zero", global = true)]
+    zero: bool,
     /// tracefs mount point (default: /sys/kernel/tracing, else /sys/kernel/debug/tracing).
     #[arg(long, value_name = "PATH", global = true)]
     tracefs: Option<PathBuf>,
@@ -208,7 +214,11 @@ impl Instance {
         }
         fs::create_dir_all(self.dir.join("options")).map_err(io)?;
         let src = self.root.join("trace_pipe");
-        if src.exists() {
+        let fifo = fs::metadata(&src).is_ok_and(|m| m.file_type().is_fifo());
+        if fifo {
+            // A live pipe, fed by the test while the watch runs.
+            std::os::unix::fs::symlink(&src, self.dir.join("trace_pipe")).map_err(io)?;
+        } else if src.exists() {
             fs::copy(&src, self.dir.join("trace_pipe")).map_err(io)?;
         } else {
             File::create(self.dir.join("trace_pipe")).map_err(io)?;
@@ -357,6 +367,40 @@ const PROBES_FILE: &str = "dtmalloc_probes";
 
 /// The largest probe list `dtmalloc -l` copies: 64 MiB (about 800,000 types).
 const PROBES_MAX: u64 = 64 << 20;
+
+/// How often a watch of one type checks that its type is still registered.
+const TYPE_CHECK_INTERVAL: Duration = Duration::from_secs(1);
+
+/// Whether the kernel's probe list names probe `probe` (a text form, as its FUNCTION
+/// column shows it); `None` when there is no list to read (a kernel without per-type
+/// probes, or one larger than [`PROBES_MAX`]).
+fn probe_listed(root: &Path, probe: &str) -> Option<bool> {
+    let mut text = Vec::new();
+    File::open(root.join(PROBES_FILE))
+        .and_then(|f| f.take(PROBES_MAX + 1).read_to_end(&mut text))
+        .ok()?;
+    if text.len() as u64 > PROBES_MAX {
+        return None;
+    }
+    Some(probes_list_names(&text, probe.as_bytes()))
+}
+
+/// Whether a `dtmalloc_probes` listing (`ID PROVIDER MODULE FUNCTION NAME`, MODULE empty)
+/// has a probe whose FUNCTION is `probe`. The header, and any line whose ID is not a
+/// number, names none.
+fn probes_list_names(list: &[u8], probe: &[u8]) -> bool {
+    list.split(|&b| b == b'\n').any(|line| {
+        let words: Vec<&[u8]> = line
+            .split(u8::is_ascii_whitespace)
+            .filter(|w| !w.is_empty())
+            .collect();
+        matches!(words.as_slice(),
+            [id, .., function, name]
+                if id.iter().all(u8::is_ascii_digit)
+                    && *function == probe
+                    && (*name == b"malloc" || *name == b"free"))
+    })
+}
 
 /// `dtmalloc -l`: copies the kernel's probe list to standard output, each line as text
 /// ([`as_text`]): a kernel that writes the probe names in text form has its list copied
@@ -631,6 +675,18 @@ fn run(args: &Args) -> Result<(), Failure> {
     }
 
     let root = tracefs_root(&args.tracefs);
+    // dtrace refuses a probe description that matches no probe unless -Z is given.
+    if let Some((_, t)) = &probe {
+        if probe_listed(&root, t) == Some(false) {
+            if !args.zero {
+                return Err(fail(format!(
+                    "--type '{t}': no such type ({} has no probe {t}; -Z waits for one)",
+                    root.join(PROBES_FILE).display()
+                )));
+            }
+            eprintln!("dtmalloc: no type {t} yet: waiting for one (-Z)");
+        }
+    }
     let name = args
         .instance
         .clone()
@@ -692,6 +748,12 @@ fn run(args: &Args) -> Result<(), Failure> {
     // closed): the rest of the buffer is lines not wanted, not a partial one.
     let mut cut = false;
     let mut result = Ok(());
+    // Without -Z, a watch of one type ends when the type goes away: what the pipe holds
+    // then is read, and the watch stops as at the end of its input.
+    let mut next_type_check = probe_text
+        .filter(|_| !args.zero)
+        .and(after(TYPE_CHECK_INTERVAL));
+    let mut gone = false;
     'watch: loop {
         if stop.load(Ordering::Relaxed) || deadline.is_some_and(|d| Instant::now() >= d) {
             break;
@@ -709,6 +771,9 @@ fn run(args: &Args) -> Result<(), Failure> {
                 break;
             }
         };
+        if gone && got == 0 {
+            eof = true;
+        }
         buf.extend_from_slice(&chunk[..got]);
         let mut start = 0;
         while let Some(nl) = buf[start..].iter().position(|&b| b == b'\n') {
@@ -791,6 +856,19 @@ fn run(args: &Args) -> Result<(), Failure> {
         if eof {
             break;
         }
+        if let (Some(t), Some(at)) = (probe_text, next_type_check) {
+            if Instant::now() >= at {
+                gone = probe_listed(&root, t) == Some(false);
+                next_type_check = if gone {
+                    None
+                } else {
+                    after(TYPE_CHECK_INTERVAL)
+                };
+                if gone {
+                    continue;
+                }
+            }
+        }
         if got == 0 {
             std::thread::sleep(Duration::from_millis(50));
         }
@@ -839,6 +917,13 @@ fn run(args: &Args) -> Result<(), Failure> {
     }
     if let (Err(e), Ok(())) = (out.flush(), &result) {
         result = stdout_error(&e);
+    }
+    if let (true, Some(t)) = (gone, probe_text) {
+        result = result.and(Err(fail(format!(
+            "--type '{t}': the type went away ({} has no probe {t} any more); stopped after {} events (-Z keeps watching)",
+            root.join(PROBES_FILE).display(),
+            w.top.events()
+        ))));
     }
     drop(pipe);
     inst.disable();

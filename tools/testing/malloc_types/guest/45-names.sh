@@ -91,7 +91,7 @@ grep -qF 'a\134n' /tmp/t45.saved || fail "memstat -f: no 'a\\134n'"
 # dtmalloc: its event lines name the probe, in its text form; -t takes the
 # probe name as dtmalloc_probes shows it. The override's type allocates and
 # frees once at load.
-dtmalloc --instance dt45 -t 'rlo\342\200\256live' --min 0 -c 2 -d 30 >/tmp/t45.dt 2>/tmp/t45.dterr &
+dtmalloc --instance dt45 -Z -t 'rlo\342\200\256live' --min 0 -c 2 -d 30 >/tmp/t45.dt 2>/tmp/t45.dterr &
 pid=$!
 dtmalloc_wait dt45
 rmmod malloc_type_names_test && insmod $mod || fail "rmmod/insmod under dtmalloc"

@@ -97,12 +97,12 @@ dt() { # dt OUT ARGS...: run dtmalloc for 6 seconds around one sequence
 	ls $tracefs/instances | grep -q '^dtmalloc\.' && fail "dtmalloc $* left its instance behind"
 	return 0
 }
-dt /tmp/dt.all --min 0 --type trace_test
+dt /tmp/dt.all --min 0 -Z --type trace_test
 n=$(grep -c 'type trace_test ' /tmp/dt.all)
 [ "$n" = 6 ] || { cat /tmp/dt.all; fail "dtmalloc --type trace_test: $n events, expected 6"; }
 grep -q 'malloc(9) type trace_test 32768 bytes$' /tmp/dt.all || { cat /tmp/dt.all; fail "no 32768-byte malloc line"; }
 grep -q 'tab_and_space' /tmp/dt.all && fail "dtmalloc --type trace_test showed another type"
-dt /tmp/dt.tab --min 0 --type tab_and_space
+dt /tmp/dt.tab --min 0 -Z --type tab_and_space
 [ "$(grep -c 'type tab_and_space 8 bytes$' /tmp/dt.tab)" = 2 ] || { cat /tmp/dt.tab; fail "dtmalloc --type tab_and_space"; }
 dt /tmp/dt.min
 grep -q 'type ' /tmp/dt.min && { cat /tmp/dt.min; fail "events under the default 65536-byte threshold were shown"; }
@@ -113,8 +113,9 @@ grep -Eq '^ +0 +0 tab_and_space$' /tmp/dt.top || { cat /tmp/dt.top; fail "dtmall
 # dtmalloc stacks: the stacks of trace_test's three allocations (128 +
 # 8192 + 32768 bytes), all through the module's init, in the report, the
 # folded stacks, the flame graph and the pprof profile. The module stays
-# loaded until dtmalloc has read its stacks (their frames name it).
-dtmalloc --instance mt50s --duration 8 --type trace_test stacks --folded /tmp/dt.folded \
+# loaded until dtmalloc has read its stacks (their frames name it). -Z: the
+# type registers after the watch starts.
+dtmalloc --instance mt50s --duration 8 -Z --type trace_test stacks --folded /tmp/dt.folded \
 	--svg /tmp/dt.svg --pprof /tmp/dt.pprof >/tmp/dt.stacks 2>/tmp/dt.stacks.err &
 pid=$!
 i=0
@@ -137,6 +138,32 @@ got=$(awk '$0 !~ /^trace_test:malloc;/ || $0 !~ /Module4init/ { bad++ } { sum +=
 grep -q '<title>trace_test:malloc (41088 bytes, 100.00%)</title>' /tmp/dt.svg || fail "dtmalloc stacks --svg: no trace_test frame of 41088 bytes"
 [ "$(od -An -tx1 -N2 /tmp/dt.pprof | tr -d ' ')" = 1f8b ] || fail "dtmalloc stacks --pprof: not a gzipped profile"
 sed "s/^/$name: dtmalloc stacks: /" /tmp/dt.stacks | head -n 12
+
+# Without -Z, -t wants a registered type, and a watched type that goes away
+# ends the watch with status 1, its output written.
+dtmalloc --instance mt50n -t trace_test -d 5 stacks >/tmp/dt.none 2>&1 && fail "dtmalloc -t of no type succeeded"
+grep -q "^dtmalloc: --type 'trace_test': no such type (.*dtmalloc_probes has no probe trace_test; -Z waits for one)$" /tmp/dt.none ||
+	fail "dtmalloc -t of no type: $(cat /tmp/dt.none)"
+[ -d $tracefs/instances/mt50n ] && fail "dtmalloc -t of no type made its instance"
+insmod $ko || fail "insmod $ko"
+dtmalloc --instance mt50g -t trace_test -d 30 stacks >/tmp/dt.gone 2>/tmp/dt.gone.err &
+pid=$!
+i=0
+while [ "$(cat $tracefs/instances/mt50g/events/dtmalloc/malloc/enable 2>/dev/null)" != 1 ] && [ $i -lt 100 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+start=$(cut -d. -f1 /proc/uptime)
+rmmod malloc_type_trace_test || fail "rmmod"
+wait $pid
+rc=$?
+took=$(($(cut -d. -f1 /proc/uptime) - start))
+[ $rc = 1 ] || fail "dtmalloc -t of a type that went away exited with $rc: $(cat /tmp/dt.gone.err)"
+[ $took -le 10 ] || fail "dtmalloc -t noticed the type's departure after $took s"
+grep -q "^dtmalloc: --type 'trace_test': the type went away (.*); stopped after [0-9]* events (-Z keeps watching)$" /tmp/dt.gone.err ||
+	fail "dtmalloc -t of a type that went away: $(cat /tmp/dt.gone.err)"
+grep -q '^[0-9]* stacks, [0-9]* events, [0-9]* bytes' /tmp/dt.gone || fail "no report when the type went away: $(cat /tmp/dt.gone)"
+[ -d $tracefs/instances/mt50g ] && fail "dtmalloc left its instance behind when the type went away"
 
 # Interrupted (Ctrl-C): the instance is removed all the same.
 dtmalloc --min 0 >/tmp/dt.int 2>&1 &

@@ -85,10 +85,10 @@ echo "!${long%0}" >>$t/set_dtmalloc_probes || fail "the pattern of 124 bytes not
 [ -z "$(cat $t/set_dtmalloc_probes)" ] || fail "a bad spec changed the selection"
 
 # --- dtmalloc -t selects, and deselects when it ends -----------------------
-# The documentation's example, "dtmalloc -t trace_test --min 0 -c 6 -d 30", in an
+# The documentation's example, "dtmalloc -Z -t trace_test --min 0 -c 6 -d 30", in an
 # instance of a known name, with the load run once the watch has enabled its
 # events.
-dtmalloc --instance dt52 -t trace_test --min 0 -c 6 -d 30 >/tmp/dt52.out 2>/tmp/dt52.err &
+dtmalloc --instance dt52 -Z -t trace_test --min 0 -c 6 -d 30 >/tmp/dt52.out 2>/tmp/dt52.err &
 pid=$!
 dtmalloc_wait dt52
 [ "$(cat $t/set_dtmalloc_probes | tr '\n' ' ')" = "trace_test:malloc trace_test:free " ] ||
