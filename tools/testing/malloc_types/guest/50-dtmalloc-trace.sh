@@ -118,11 +118,7 @@ grep -Eq '^ +0 +0 tab_and_space$' /tmp/dt.top || { cat /tmp/dt.top; fail "dtmall
 dtmalloc --instance mt50s --duration 8 -Z --type trace_test stacks --folded /tmp/dt.folded \
 	--svg /tmp/dt.svg --pprof /tmp/dt.pprof >/tmp/dt.stacks 2>/tmp/dt.stacks.err &
 pid=$!
-i=0
-while [ "$(cat $tracefs/instances/mt50s/events/dtmalloc/malloc/enable 2>/dev/null)" != 1 ] && [ $i -lt 100 ]; do
-	sleep 0.1
-	i=$((i + 1))
-done
+dtmalloc_wait mt50s malloc
 insmod $ko || fail "insmod $ko"
 sleep 2
 rmmod malloc_type_trace_test || fail "rmmod"
@@ -148,11 +144,7 @@ grep -q "^dtmalloc: --type 'trace_test': no such type (.*dtmalloc_probes has no 
 insmod $ko || fail "insmod $ko"
 dtmalloc --instance mt50g -t trace_test -d 30 stacks >/tmp/dt.gone 2>/tmp/dt.gone.err &
 pid=$!
-i=0
-while [ "$(cat $tracefs/instances/mt50g/events/dtmalloc/malloc/enable 2>/dev/null)" != 1 ] && [ $i -lt 100 ]; do
-	sleep 0.1
-	i=$((i + 1))
-done
+dtmalloc_wait mt50g malloc
 start=$(cut -d. -f1 /proc/uptime)
 rmmod malloc_type_trace_test || fail "rmmod"
 wait $pid

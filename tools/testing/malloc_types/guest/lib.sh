@@ -14,11 +14,12 @@ zindx() {
 }
 
 # Waits (up to 10 s) until a dtmalloc run in the background, in the tracefs
-# instance $1, has enabled its events: it selects its type first, and an
-# allocation made in between would not be seen.
+# instance $1, has enabled its events (the event $2, free by default, is
+# enabled last; dtmalloc stacks enables malloc only): it selects its type
+# first, and an allocation made in between would not be seen.
 dtmalloc_wait() {
 	i=0
-	while [ "$(cat /sys/kernel/tracing/instances/$1/events/dtmalloc/free/enable 2>/dev/null)" != 1 ] &&
+	while [ "$(cat /sys/kernel/tracing/instances/$1/events/dtmalloc/${2:-free}/enable 2>/dev/null)" != 1 ] &&
 		[ $i -lt 100 ]; do
 		sleep 0.1
 		i=$((i + 1))
