@@ -1204,3 +1204,115 @@ fn fake_tracefs_type_that_goes_away() {
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(!err.contains("went away"), "{err}");
 }
+
+/// `--probes PATTERN` watches the types whose probe names match: the pattern is the spec added
+/// to the kernel's selection (and taken out at the end), the instance's filter tests the size
+/// only, and dtmalloc keeps the events of matching probe names.
+#[test]
+fn fake_tracefs_probes_pattern() {
+    for (pattern, folded) in [
+        (
+            "f*",
+            "foo_bar:malloc;do_one_initcall;trace_test_init [malloc_type_trace_test];kmalloc_mt 4160\n",
+        ),
+        (
+            "[fo]*",
+            "foo_bar:malloc;do_one_initcall;trace_test_init [malloc_type_trace_test];kmalloc_mt 4160\n\
+             other:malloc;worker_thread;kmalloc_mt 32\n",
+        ),
+        ("\\146oo?bar", "foo_bar:malloc;do_one_initcall;trace_test_init [malloc_type_trace_test];kmalloc_mt 4160\n"),
+    ] {
+        let root = fake_tracefs("dt_probes");
+        fs::write(root.join("trace_pipe"), STACK_PIPE).unwrap();
+        fs::write(root.join("dtmalloc_probes"), probe_list(&["foo_bar", "other"])).unwrap();
+        fs::write(root.join("set_dtmalloc_probes"), "").unwrap();
+        let out = dtmalloc(
+            &root,
+            &["--instance", "p", "-p", pattern, "stacks", "--folded", "-"],
+            None,
+        );
+        assert_success(&out);
+        assert_eq!(String::from_utf8(out.stdout).unwrap(), folded, "{pattern}");
+        assert_eq!(
+            fs::read_to_string(root.join("set_dtmalloc_probes")).unwrap(),
+            format!("{pattern}\n!{pattern}\n")
+        );
+        let log = fs::read_to_string(root.join("fake-writes.log")).unwrap();
+        assert!(
+            log.contains("instances/p/events/dtmalloc/malloc/filter 0\n"),
+            "{log}"
+        );
+    }
+    // The event view and top keep the matching types' events too.
+    let root = fake_tracefs("dt_probes_events");
+    let out = dtmalloc(&root, &["--instance", "pe", "-p", "b*", "--min", "0"], None);
+    assert_success(&out);
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "13.000001 kworker/u8:2-my thing[77]: malloc(9) type big 131072 bytes\n"
+    );
+}
+
+/// A pattern that breaks the rule, or that cannot be a spec of the selection (a raw `:`, a
+/// leading `!`), and `--probes` beside `--type`, are usage errors, with nothing written.
+#[test]
+fn probes_pattern_usage_errors() {
+    for (args, want) in [
+        (&["-p", "a:b"][..], "--probes 'a:b': "),
+        (&["-p", "!foo"][..], "--probes '!foo': "),
+        (&["-p", "foo bar"][..], "--probes 'foo bar': "),
+        (&["-p", "x\\9"][..], "--probes 'x\\134"),
+        (&["-p", ""][..], "--probes '': "),
+        (&["-p", "foo", "-t", "foo"][..], "cannot be used with"),
+    ] {
+        let root = fake_tracefs("dt_probes_bad");
+        let out = dtmalloc(&root, args, None);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(err.contains(want), "{args:?}: {err}");
+        assert!(!root.join("fake-writes.log").exists(), "tracefs written");
+    }
+}
+
+/// A pattern must match a registered type, as a dtrace probe description must match a probe;
+/// -Z waits for one. Matching types that go away do not end the watch.
+#[test]
+fn probes_pattern_must_match_and_outlives_its_types() {
+    let root = fake_tracefs("dt_probes_none");
+    fs::write(root.join("dtmalloc_probes"), probe_list(&["foo_bar"])).unwrap();
+    let out = dtmalloc(&root, &["-p", "zz*", "--min", "0"], None);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        format!(
+            "dtmalloc: --probes 'zz*': no type matches ({} has no probe that matches; -Z waits for one)\n",
+            root.join("dtmalloc_probes").display()
+        )
+    );
+    assert!(!root.join("fake-writes.log").exists(), "tracefs written");
+    let out = dtmalloc(&root, &["-Z", "-p", "zz*", "--min", "0"], None);
+    assert_success(&out);
+    assert!(out.stdout.is_empty());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.starts_with("dtmalloc: no type matches zz* yet: waiting for one (-Z)\n"),
+        "{err}"
+    );
+
+    let out = watch_while_type_goes_away(
+        "dt_probes_gone",
+        &["-p", "foo*", "--min", "0", "-d", "4"],
+        PIPE,
+    );
+    assert_success(&out);
+    assert_eq!(
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .filter(|l| l.contains("type foo_bar"))
+            .count(),
+        2
+    );
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(!err.contains("went away"), "{err}");
+}

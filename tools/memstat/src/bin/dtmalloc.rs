@@ -15,7 +15,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use clap::{Parser, Subcommand};
 use memstat::error::io_text;
-use memstat::pattern::exact_pattern;
+use memstat::pattern::{exact_pattern, Pattern};
 use memstat::probe_name;
 use memstat::stacks::{Line, StackReader, Stacks, Weight};
 use memstat::text::{as_text, name_from_text, name_text};
@@ -30,7 +30,7 @@ use memstat::trace::{self, Record, Top};
 #[command(
     name = "dtmalloc",
     version,
-    after_help = "Environment:\n  DWATCH_MALLOC_MIN   default of --min (65536); must be all digits\n\nExamples:\n  dtmalloc                        allocations and frees of 64 KiB or more\n  DWATCH_MALLOC_MIN=0 dtmalloc    every event\n  dtmalloc --type foo_bar --min 0 every event of type \"foo bar\"\n  dtmalloc top                    net bytes by type, refreshed every 3 s\n  dtmalloc top --duration 10 --once\n  dtmalloc -l                     the probes, as dtrace -l -P dtmalloc lists them"
+    after_help = "Environment:\n  DWATCH_MALLOC_MIN   default of --min (65536); must be all digits\n\nExamples:\n  dtmalloc                        allocations and frees of 64 KiB or more\n  DWATCH_MALLOC_MIN=0 dtmalloc    every event\n  dtmalloc --type foo_bar --min 0 every event of type \"foo bar\"\n  dtmalloc -p 'binder_*' stacks   who allocates the binder types\n  dtmalloc top                    net bytes by type, refreshed every 3 s\n  dtmalloc top --duration 10 --once\n  dtmalloc -l                     the probes, as dtrace -l -P dtmalloc lists them"
 )]
 struct Args {
     /// Show only events of at least N bytes (default: $DWATCH_MALLOC_MIN or 65536; top: 0).
@@ -47,6 +47,20 @@ struct Args {
     /// that goes away (its module unloads) is watched until it comes back.
     #[arg(short = 'Z', long = "zero", global = true)]
     zero: bool,
+    /// Watch the types whose probe names match PATTERN, as a probe description
+    /// `dtmalloc::PATTERN:` does in dtrace: the pattern rule of tracefs's set_dtmalloc_probes
+    /// and memstat --name (printable ASCII without spaces, `\NNN` for a byte, and the globs
+    /// `*`, `?`, `[...]`). A type that matches must be registered when the watch starts (-Z:
+    /// none needed); types that register later and match are watched too, and the watch goes
+    /// on when matching types go away.
+    #[arg(
+        short = 'p',
+        long = "probes",
+        value_name = "PATTERN",
+        global = true,
+        conflicts_with = "type_"
+    )]
+    probes: Option<String>,
     /// tracefs mount point (default: /sys/kernel/tracing, else /sys/kernel/debug/tracing).
     #[arg(long, value_name = "PATH", global = true)]
     tracefs: Option<PathBuf>,
@@ -252,20 +266,20 @@ impl Instance {
         Ok(())
     }
 
-    /// Adds the malloc and free probes of the probe name `probe` (its bytes) to the kernel's
-    /// per-type selection (tracefs's `set_dtmalloc_probes`), by its exact pattern, so that the
-    /// events fire for that type only and every other type pays nothing for the watch; taken
-    /// out again when the instance is removed. A kernel without the file is left alone: the
-    /// instance's filter alone then picks the type.
+    /// Adds the malloc and free probes of the types `spec` matches (a pattern: a type's exact
+    /// pattern, or the pattern of --probes) to the kernel's per-type selection (tracefs's
+    /// `set_dtmalloc_probes`), so that the events fire for those types only and every other
+    /// type pays nothing for the watch; taken out again when the instance is removed. A kernel
+    /// without the file is left alone: the instance's filter and dtmalloc's own test of each
+    /// event then pick the types.
     ///
-    /// A type whose two probes are selected already by the same spec (by a user or another
-    /// watch) is left as it is: taking the spec out at the end would end their selection too.
-    fn select(&mut self, probe: &[u8]) -> Result<(), Failure> {
+    /// A spec whose two probes are selected already (by a user or another watch) is left as it
+    /// is: taking the spec out at the end would end their selection too.
+    fn select(&mut self, spec: String) -> Result<(), Failure> {
         let p = self.root.join(SELECTION_FILE);
         if !p.exists() {
             return Ok(());
         }
-        let spec = exact_pattern(probe);
         let current =
             read_small(&p).map_err(|e| fail(format!("{}: {}", p.display(), io_text(&e))))?;
         let has = |s: String| current.split(|&b| b == b'\n').any(|l| l == s.as_bytes());
@@ -371,41 +385,11 @@ const PROBES_MAX: u64 = 64 << 20;
 /// How often a watch of one type checks that its type is still registered.
 const TYPE_CHECK_INTERVAL: Duration = Duration::from_secs(1);
 
-/// Whether the kernel's probe list names probe `probe` (a text form, as its FUNCTION
-/// column shows it); `None` when there is no list to read (a kernel without per-type
-/// probes, or one larger than [`PROBES_MAX`]).
-fn probe_listed(root: &Path, probe: &str) -> Option<bool> {
-    let mut text = Vec::new();
-    File::open(root.join(PROBES_FILE))
-        .and_then(|f| f.take(PROBES_MAX + 1).read_to_end(&mut text))
-        .ok()?;
-    if text.len() as u64 > PROBES_MAX {
-        return None;
-    }
-    Some(probes_list_names(&text, probe.as_bytes()))
-}
-
-/// Whether a `dtmalloc_probes` listing (`ID PROVIDER MODULE FUNCTION NAME`, MODULE empty)
-/// has a probe whose FUNCTION is `probe`. The header, and any line whose ID is not a
-/// number, names none.
-fn probes_list_names(list: &[u8], probe: &[u8]) -> bool {
-    list.split(|&b| b == b'\n').any(|line| {
-        let words: Vec<&[u8]> = line
-            .split(u8::is_ascii_whitespace)
-            .filter(|w| !w.is_empty())
-            .collect();
-        matches!(words.as_slice(),
-            [id, .., function, name]
-                if id.iter().all(u8::is_ascii_digit)
-                    && *function == probe
-                    && (*name == b"malloc" || *name == b"free"))
-    })
-}
-
-/// `dtmalloc -l`: copies the kernel's probe list to standard output, each line as text
-/// ([`as_text`]): a kernel that writes the probe names in text form has its list copied
-/// byte for byte, an older kernel's raw bytes are escaped.
-fn list_probes(root: &Path) -> Result<(), Failure> {
+/// The kernel's probe list (tracefs's `dtmalloc_probes`), at most [`PROBES_MAX`] bytes of it.
+///
+/// Errors: the file cannot be read (with a hint for a missing file or permission), or it is
+/// larger than [`PROBES_MAX`].
+fn read_probe_list(root: &Path) -> Result<Vec<u8>, Failure> {
     let p = root.join(PROBES_FILE);
     let mut text = Vec::new();
     File::open(&p)
@@ -424,6 +408,50 @@ fn list_probes(root: &Path) -> Result<(), Failure> {
             p.display()
         )));
     }
+    Ok(text)
+}
+
+/// The probe names (text forms, as the FUNCTION column shows them) of the kernel's probe
+/// list; `None` when there is no list to read (a kernel without per-type probes, or one
+/// larger than [`PROBES_MAX`]).
+fn listed_probes(root: &Path) -> Option<Vec<String>> {
+    read_probe_list(root)
+        .ok()
+        .map(|list| probes_list_functions(&list))
+}
+
+/// The FUNCTIONs of a `dtmalloc_probes` listing (`ID PROVIDER MODULE FUNCTION NAME`, MODULE
+/// empty) whose NAME is `malloc` or `free`, each once. The header, and any line whose ID is
+/// not a number, names none.
+fn probes_list_functions(list: &[u8]) -> Vec<String> {
+    let mut functions: Vec<String> = list
+        .split(|&b| b == b'\n')
+        .filter_map(|line| {
+            let words: Vec<&[u8]> = line
+                .split(u8::is_ascii_whitespace)
+                .filter(|w| !w.is_empty())
+                .collect();
+            match words.as_slice() {
+                [id, .., function, name]
+                    if id.iter().all(u8::is_ascii_digit)
+                        && (*name == b"malloc" || *name == b"free") =>
+                {
+                    Some(as_text(function).into_owned())
+                }
+                _ => None,
+            }
+        })
+        .collect();
+    functions.sort_unstable();
+    functions.dedup();
+    functions
+}
+
+/// `dtmalloc -l`: copies the kernel's probe list to standard output, each line as text
+/// ([`as_text`]): a kernel that writes the probe names in text form has its list copied
+/// byte for byte, an older kernel's raw bytes are escaped.
+fn list_probes(root: &Path) -> Result<(), Failure> {
+    let text = read_probe_list(root)?;
     let mut shown = Vec::with_capacity(text.len());
     for (i, line) in text.split(|&b| b == b'\n').enumerate() {
         if i > 0 {
@@ -462,6 +490,69 @@ fn probe_of_arg(arg: &[u8]) -> Result<Vec<u8>, String> {
         ));
     }
     Ok(probe_name(&name))
+}
+
+/// The types a watch is of.
+enum Watched {
+    /// Every type.
+    All,
+    /// One type (--type): its probe name's bytes and text form (what the events' probe field
+    /// holds).
+    Type { probe: Vec<u8>, text: String },
+    /// The types whose probe names match a pattern (--probes).
+    Probes(Pattern),
+}
+
+impl Watched {
+    /// Whether an event's probe field (a text form) is of a watched type. The instance's
+    /// filter does not decide it alone: it can let another probe name through
+    /// (trace::filter_is_exact), and a pattern's globs are not the filter's.
+    fn wants(&self, probe_field: &str) -> bool {
+        match self {
+            Watched::All => true,
+            Watched::Type { text, .. } => probe_field == text,
+            Watched::Probes(p) => match name_from_text(probe_field) {
+                Some(bytes) => p.matches(&bytes),
+                None => p.matches(probe_field.as_bytes()),
+            },
+        }
+    }
+
+    /// The spec of the kernel's per-type selection that selects the watched types.
+    fn spec(&self) -> Option<String> {
+        match self {
+            Watched::All => None,
+            Watched::Type { probe, .. } => Some(exact_pattern(probe)),
+            Watched::Probes(p) => Some(p.as_str().to_string()),
+        }
+    }
+
+    /// The one probe name the instance's filter tests, if there is one.
+    fn filter_probe(&self) -> Option<&str> {
+        match self {
+            Watched::Type { text, .. } => Some(text),
+            Watched::All | Watched::Probes(_) => None,
+        }
+    }
+
+    /// What the watch is of, for people: `every type`, a probe name or a pattern.
+    fn label(&self) -> &str {
+        match self {
+            Watched::All => "every type",
+            Watched::Type { text, .. } => text,
+            Watched::Probes(p) => p.as_str(),
+        }
+    }
+}
+
+/// The watch of `--probes PATTERN`: the pattern checked by the rule and as a spec of
+/// `set_dtmalloc_probes`.
+fn probes_of_arg(arg: &str) -> Result<Watched, String> {
+    let p =
+        Pattern::new(arg).map_err(|e| format!("--probes '{}': {e}", as_text(arg.as_bytes())))?;
+    p.check_spec()
+        .map_err(|e| format!("--probes '{}': {e}", as_text(arg.as_bytes())))?;
+    Ok(Watched::Probes(p))
 }
 
 /// `now + d`, or `None` (never) when that is past what `Instant` holds.
@@ -642,14 +733,14 @@ fn run(args: &Args) -> Result<(), Failure> {
             trace::malloc_min_from_env(env.as_deref()).map_err(usage)?
         }
     };
-    // The probe name's bytes, and its text form (what the events' probe field holds).
-    let probe = match &args.type_ {
-        Some(t) => {
-            let p = probe_of_arg(t.as_bytes()).map_err(usage)?;
-            let text = name_text(&p);
-            Some((p, text))
+    let watched = match (&args.type_, &args.probes) {
+        (Some(t), _) => {
+            let probe = probe_of_arg(t.as_bytes()).map_err(usage)?;
+            let text = name_text(&probe);
+            Watched::Type { probe, text }
         }
-        None => None,
+        (None, Some(p)) => probes_of_arg(p).map_err(usage)?,
+        (None, None) => Watched::All,
     };
     if args.count == Some(0) {
         return Err(usage("--count must be at least 1"));
@@ -676,8 +767,9 @@ fn run(args: &Args) -> Result<(), Failure> {
 
     let root = tracefs_root(&args.tracefs);
     // dtrace refuses a probe description that matches no probe unless -Z is given.
-    if let Some((_, t)) = &probe {
-        if probe_listed(&root, t) == Some(false) {
+    let matched = |w: &Watched| listed_probes(&root).map(|l| l.iter().any(|f| w.wants(f)));
+    match &watched {
+        Watched::Type { text: t, .. } if matched(&watched) == Some(false) => {
             if !args.zero {
                 return Err(fail(format!(
                     "--type '{t}': no such type ({} has no probe {t}; -Z waits for one)",
@@ -686,6 +778,16 @@ fn run(args: &Args) -> Result<(), Failure> {
             }
             eprintln!("dtmalloc: no type {t} yet: waiting for one (-Z)");
         }
+        Watched::Probes(p) if matched(&watched) == Some(false) => {
+            if !args.zero {
+                return Err(fail(format!(
+                    "--probes '{p}': no type matches ({} has no probe that matches; -Z waits for one)",
+                    root.join(PROBES_FILE).display()
+                )));
+            }
+            eprintln!("dtmalloc: no type matches {p} yet: waiting for one (-Z)");
+        }
+        _ => {}
     }
     let name = args
         .instance
@@ -697,10 +799,9 @@ fn run(args: &Args) -> Result<(), Failure> {
     let mut inst = Instance::create(&root, &name, args.fake_tracefs, args.verbose)?;
     // The instance's filter keeps the watch to its type whatever other consumers select; the
     // per-type selection keeps every other type from paying for it.
-    if let Some((p, _)) = &probe {
-        inst.select(p)?;
+    if let Some(spec) = watched.spec() {
+        inst.select(spec)?;
     }
-    let probe_text = probe.as_ref().map(|(_, t)| t.as_str());
     let events: &[&str] = match &mode {
         Mode::Stacks(o) if !o.frees => &["malloc"],
         _ => &["malloc", "free"],
@@ -708,7 +809,7 @@ fn run(args: &Args) -> Result<(), Failure> {
     if let Mode::Stacks(_) = mode {
         inst.options(&["stacktrace", "sym-offset"])?;
     }
-    inst.enable(&trace::filter_string(min, probe_text), events)?;
+    inst.enable(&trace::filter_string(min, watched.filter_probe()), events)?;
     let mut pipe = inst.open_pipe()?;
 
     let stdout = io::stdout();
@@ -750,7 +851,8 @@ fn run(args: &Args) -> Result<(), Failure> {
     let mut result = Ok(());
     // Without -Z, a watch of one type ends when the type goes away: what the pipe holds
     // then is read, and the watch stops as at the end of its input.
-    let mut next_type_check = probe_text
+    let mut next_type_check = watched
+        .filter_probe()
         .filter(|_| !args.zero)
         .and(after(TYPE_CHECK_INTERVAL));
     let mut gone = false;
@@ -794,7 +896,7 @@ fn run(args: &Args) -> Result<(), Failure> {
                     }
                 }
                 for s in reader.take() {
-                    if probe_text.is_some_and(|t| s.event.type_probe != t) {
+                    if !watched.wants(&s.event.type_probe) {
                         continue;
                     }
                     w.top.add(&Record::Event(s.event.clone()));
@@ -807,9 +909,8 @@ fn run(args: &Args) -> Result<(), Failure> {
                 continue;
             }
             match trace::parse_line(line) {
-                // The filter can let another probe name through (trace::filter_is_exact), as can
-                // another tracefs consumer's selection: only this one's events count.
-                Ok(Record::Event(e)) if probe_text.is_some_and(|t| e.type_probe != t) => {}
+                // Only the watched types' events count (Watched::wants).
+                Ok(Record::Event(e)) if !watched.wants(&e.type_probe) => {}
                 Ok(rec) => {
                     w.top.add(&rec);
                     if let Mode::Top { once: true, .. } = mode {
@@ -856,9 +957,9 @@ fn run(args: &Args) -> Result<(), Failure> {
         if eof {
             break;
         }
-        if let (Some(t), Some(at)) = (probe_text, next_type_check) {
+        if let Some(at) = next_type_check {
             if Instant::now() >= at {
-                gone = probe_listed(&root, t) == Some(false);
+                gone = matched(&watched) == Some(false);
                 next_type_check = if gone {
                     None
                 } else {
@@ -891,7 +992,7 @@ fn run(args: &Args) -> Result<(), Failure> {
     if let Mode::Stacks(o) = &mode {
         if !cut {
             for s in reader.finish() {
-                if probe_text.is_none_or(|t| s.event.type_probe == t) {
+                if watched.wants(&s.event.type_probe) {
                     w.top.add(&Record::Event(s.event.clone()));
                     stacks.add(&s);
                 }
@@ -902,7 +1003,7 @@ fn run(args: &Args) -> Result<(), Failure> {
             // Standard output's lock is reentrant: the report goes after what `out` wrote.
             let what = format!(
                 "dtmalloc stacks: {}{}",
-                probe_text.unwrap_or("every type"),
+                watched.label(),
                 if o.frees {
                     " (malloc and free)"
                 } else {
@@ -918,7 +1019,7 @@ fn run(args: &Args) -> Result<(), Failure> {
     if let (Err(e), Ok(())) = (out.flush(), &result) {
         result = stdout_error(&e);
     }
-    if let (true, Some(t)) = (gone, probe_text) {
+    if let (true, Some(t)) = (gone, watched.filter_probe()) {
         result = result.and(Err(fail(format!(
             "--type '{t}': the type went away ({} has no probe {t} any more); stopped after {} events (-Z keeps watching)",
             root.join(PROBES_FILE).display(),
