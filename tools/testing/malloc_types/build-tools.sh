@@ -38,6 +38,9 @@ arm64)
 esac
 mt_step "build tools$step"
 export CARGO_TARGET_DIR="$MT_CACHE/cargo-target"
+crates=()
+for c in tools/memstat tools/binderload; do [ -d "$MT_ROOT/$c" ] && crates+=("$c"); done
+[ ${#crates[@]} -eq 0 ] || mt_cargo_fresh "tools-$arch" "${crates[@]}"
 if [ -f "$MT_ROOT/tools/memstat/Cargo.toml" ]; then
 	(cd "$MT_ROOT/tools/memstat" &&
 		mt_run cargo "+$RUST_VERSION" build --release --locked --target "$target" --bins --examples)
@@ -71,3 +74,4 @@ if [ -f "$MT_ROOT/tools/binderload/Cargo.toml" ]; then
 	(cd "$MT_ROOT/tools/binderload" &&
 		mt_run cargo "+$RUST_VERSION" build --release --locked --target "$target")
 fi
+[ ${#crates[@]} -eq 0 ] || mt_cargo_built "tools-$arch"

@@ -355,11 +355,13 @@ style_check() {
 cargo_test() {
 	echo "check: cargo test (tools/$1)"
 	clog="$MT_CACHE/logs/cargo-test-$1.log"
+	mt_cargo_fresh "test-$1" "tools/$1"
 	(cd "$MT_ROOT/tools/$1" &&
 		CARGO_TARGET_DIR="$MT_CACHE/cargo-target" MEMSTAT_REQUIRE_PROMTOOL=1 \
 			MEMSTAT_REQUIRE_PPROF=1 MEMSTAT_REQUIRE_CHROMIUM=1 \
 			cargo "+$RUST_VERSION" test --workspace --locked --no-fail-fast) >"$clog" 2>&1
 	crc=$?
+	[ $crc -ne 0 ] || mt_cargo_built "test-$1"
 	read -r p f < <(awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i } }
 		END { print p + 0, f + 0 }' "$clog")
 	if [ $crc -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
@@ -377,9 +379,11 @@ tools_check() {
 		# ASan/UBSan and valgrind.
 		echo "check: libmemstat for C (tools/memstat/capi/tests/run.sh)"
 		alog="$MT_CACHE/logs/capi.log"
+		mt_cargo_fresh capi-test tools/memstat
 		CARGO_TARGET_DIR="$MT_CACHE/cargo-target" CARGO="cargo +$RUST_VERSION" \
 			bash "$MT_ROOT/tools/memstat/capi/tests/run.sh" "$MT_CACHE/capi-check" >"$alog" 2>&1
 		arc=$?
+		[ $arc -ne 0 ] || mt_cargo_built capi-test
 		read -r p f < <(tally capi <"$alog")
 		p=${p:-0} f=${f:-0}
 		if [ $arc -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
@@ -390,18 +394,22 @@ tools_check() {
 		# The stream parser, the name rule with the pattern matcher (text
 		# forms, exact patterns, globs on bytes), and dtmalloc stacks' reader
 		# of trace_pipe with its outputs.
+		mt_cargo_fresh fuzz tools/memstat
+		fuzzed=0
 		for target in stream names stacks; do
 			echo "check: fuzzing the $target target (${MT_FUZZ_RUNS:=20000} runs)"
 			flog="$MT_CACHE/logs/fuzz-$target.log"
 			if CARGO_TARGET_DIR="$MT_CACHE/cargo-target-fuzz" bash "$MT_ROOT/tools/memstat/fuzz/run.sh" "$MT_FUZZ_RUNS" $target >"$flog" 2>&1; then
 				echo "fuzz: $target clean after $MT_FUZZ_RUNS runs"
 				add 1 0
+				fuzzed=$((fuzzed + 1))
 			else
 				echo "fuzz: FAILED ($target): $(grep -v '^\s*$' "$flog" | tail -n 1)"
 				add 0 1
 				problem "fuzzing $target (log: $flog)"
 			fi
 		done
+		[ $fuzzed -lt 3 ] || mt_cargo_built fuzz
 	fi
 }
 

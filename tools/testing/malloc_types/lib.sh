@@ -32,6 +32,39 @@ mt_run() {
 	fi
 }
 
+# Cargo takes a source file whose modification time is older than its last
+# build of a target directory as built, and the cache's target directories
+# are shared by every clone: a clone whose files were written before another
+# clone's build of other content would get that build (a stale binary in the
+# guest). mt_cargo_fresh KEY DIR... makes the content decide: when the
+# repository's files under the DIRs (paths from the top of the clone; build
+# outputs, fuzzing corpora and other ignored files left out) differ from what
+# the build named KEY last saw, it touches them, so that the build that
+# follows compiles them; mt_cargo_built KEY, after that build succeeded,
+# records what it saw.
+mt_repo_files() { # mt_repo_files DIR...: the repository's files under the DIRs, NUL-separated
+	if git -C "$MT_ROOT" rev-parse --git-dir >/dev/null 2>&1; then
+		(cd "$MT_ROOT" && git ls-files -z -co --exclude-standard -- "$@")
+	else
+		(cd "$MT_ROOT" && find "$@" \( -name target -o -name corpus -o -name artifacts \) -prune \
+			-o -type f -print0)
+	fi
+}
+mt_cargo_fresh() {
+	local key=$1 sum
+	shift
+	# Names, modes, contents and symbolic links' targets: a tar of them
+	# without the times.
+	sum=$(mt_repo_files "$@" | sort -z | (cd "$MT_ROOT" && tar --null --no-recursion \
+		--mtime=@0 --owner=0 --group=0 --numeric-owner -cf - -T -) | sha256sum | cut -d' ' -f1)
+	mkdir -p "$MT_CACHE/cargo-stamps"
+	if [ "$(cat "$MT_CACHE/cargo-stamps/$key" 2>/dev/null)" != "$sum" ]; then
+		mt_repo_files "$@" | (cd "$MT_ROOT" && xargs -0 -r touch -h)
+	fi
+	MT_CARGO_SUM=$sum
+}
+mt_cargo_built() { echo "$MT_CARGO_SUM" >"$MT_CACHE/cargo-stamps/$1"; }
+
 # The files this repository lays over the kernel tree: one line per file,
 # "REPOSITORY-PATH<TAB>KERNEL-PATH". Everything under these directories is at
 # its kernel path; the subsystem's root Kconfig is sourced from mm/Kconfig.
