@@ -48,8 +48,11 @@ pub enum Line {
     Unparsed,
 }
 
+/// Which events a [`StackReader`] keeps.
+type Keep = Box<dyn Fn(&Event) -> bool>;
+
 /// Pairs the events of `trace_pipe` with the stacks that follow them.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct StackReader {
     /// The last event of each CPU whose stack has not come yet.
     pending: HashMap<u32, Event>,
@@ -61,6 +64,20 @@ pub struct StackReader {
     unstacked: u64,
     /// Stacks (and frames) that came without an event before them.
     orphans: u64,
+    /// Which events count; `None`: every one.
+    keep: Option<Keep>,
+}
+
+impl std::fmt::Debug for StackReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StackReader")
+            .field("pending", &self.pending)
+            .field("current", &self.current)
+            .field("done", &self.done)
+            .field("unstacked", &self.unstacked)
+            .field("orphans", &self.orphans)
+            .finish_non_exhaustive()
+    }
 }
 
 impl StackReader {
@@ -69,8 +86,25 @@ impl StackReader {
         StackReader::default()
     }
 
+    /// A reader of the events for which `keep` is true only: the others, which another
+    /// consumer's selection can let into the pipe, are read with their stacks and dropped,
+    /// and count neither as samples nor as events without a stack.
+    pub fn keeping(keep: impl Fn(&Event) -> bool + 'static) -> StackReader {
+        StackReader {
+            keep: Some(Box::new(keep)),
+            ..StackReader::default()
+        }
+    }
+
+    fn kept(&self, e: &Event) -> bool {
+        self.keep.as_ref().is_none_or(|k| k(e))
+    }
+
     fn finish_current(&mut self) {
         if let Some(s) = self.current.take() {
+            if !self.kept(&s.event) {
+                return;
+            }
             if s.frames.is_empty() {
                 self.unstacked += 1;
             } else {
@@ -108,8 +142,10 @@ impl StackReader {
         }
         match parse_line(line) {
             Ok(Record::Event(e)) => {
-                if self.pending.insert(e.cpu, e).is_some() {
-                    self.unstacked += 1;
+                if let Some(old) = self.pending.insert(e.cpu, e) {
+                    if self.kept(&old) {
+                        self.unstacked += 1;
+                    }
                 }
                 Line::Part
             }
@@ -127,8 +163,8 @@ impl StackReader {
     /// none.
     pub fn finish(&mut self) -> Vec<Sample> {
         self.finish_current();
-        self.unstacked += self.pending.len() as u64;
-        self.pending.clear();
+        let pending = std::mem::take(&mut self.pending);
+        self.unstacked += pending.values().filter(|e| self.kept(e)).count() as u64;
         self.take()
     }
 
@@ -658,6 +694,26 @@ mod tests {
             st.add(&s);
         }
         (r, st)
+    }
+
+    /// Events a reader does not keep are read with their stacks and dropped: no sample, no
+    /// event without a stack, no orphan stack.
+    #[test]
+    fn keeps_only_the_events_asked_for() {
+        for (dropped, samples, unstacked) in [(64, 2, 1), (32, 3, 0)] {
+            let mut r = StackReader::keeping(move |e| e.size != dropped);
+            let mut n = 0;
+            for l in TRACE.lines() {
+                r.line(l.as_bytes());
+                n += r.take().len();
+            }
+            n += r.finish().len();
+            assert_eq!(
+                (n, r.unstacked(), r.orphans()),
+                (samples, unstacked, 0),
+                "{dropped}"
+            );
+        }
     }
 
     #[test]

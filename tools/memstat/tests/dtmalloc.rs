@@ -1233,9 +1233,10 @@ fn fake_tracefs_probes_pattern() {
         );
         assert_success(&out);
         assert_eq!(String::from_utf8(out.stdout).unwrap(), folded, "{pattern}");
+        // dtmalloc stacks records allocations only: the malloc probes are selected.
         assert_eq!(
             fs::read_to_string(root.join("set_dtmalloc_probes")).unwrap(),
-            format!("{pattern}\n!{pattern}\n")
+            format!("{pattern}:malloc\n!{pattern}:malloc\n")
         );
         let log = fs::read_to_string(root.join("fake-writes.log")).unwrap();
         assert!(
@@ -1261,7 +1262,7 @@ fn probes_pattern_usage_errors() {
         (&["-p", "a:b"][..], "--probes 'a:b': "),
         (&["-p", "!foo"][..], "--probes '!foo': "),
         (&["-p", "foo bar"][..], "--probes 'foo bar': "),
-        (&["-p", "x\\9"][..], "--probes 'x\\134"),
+        (&["-p", "x\\9"][..], "--probes 'x\\9': "),
         (&["-p", ""][..], "--probes '': "),
         (&["-p", "foo", "-t", "foo"][..], "cannot be used with"),
     ] {
@@ -1315,4 +1316,134 @@ fn probes_pattern_must_match_and_outlives_its_types() {
     );
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(!err.contains("went away"), "{err}");
+}
+
+/// The probes a watch needs that the selection holds already for its spec are left alone; only
+/// the others are added and taken out (the kernel keeps a probe mask per spec, so `!spec`
+/// would end a user's `spec:malloc` too). `-v` says each selection write is an append.
+#[test]
+fn probes_selected_already_are_left_alone() {
+    let root = fake_tracefs("dt_partial");
+    fs::write(root.join("dtmalloc_probes"), probe_list(&["foo_bar"])).unwrap();
+    fs::write(root.join("set_dtmalloc_probes"), "f*:malloc\n").unwrap();
+    let out = dtmalloc(
+        &root,
+        &["-v", "--instance", "pp", "-p", "f*", "--min", "0"],
+        None,
+    );
+    assert_success(&out);
+    assert_eq!(
+        fs::read_to_string(root.join("set_dtmalloc_probes")).unwrap(),
+        "f*:malloc\nf*:free\n!f*:free\n"
+    );
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains(&format!(
+            "dtmalloc: echo 'f*:free' >> {}\n",
+            root.join("set_dtmalloc_probes").display()
+        )),
+        "{err}"
+    );
+    // Stacks of allocations need the malloc probe only, which is there.
+    let root = fake_tracefs("dt_partial_stacks");
+    fs::write(root.join("trace_pipe"), STACK_PIPE).unwrap();
+    fs::write(root.join("set_dtmalloc_probes"), "foo_bar:malloc\n").unwrap();
+    let out = dtmalloc(
+        &root,
+        &["--instance", "ps", "-t", "foo bar", "stacks"],
+        None,
+    );
+    assert_success(&out);
+    assert_eq!(
+        fs::read_to_string(root.join("set_dtmalloc_probes")).unwrap(),
+        "foo_bar:malloc\n"
+    );
+    // -v writes what a shell would run: a quote in a pattern is quoted.
+    let root = fake_tracefs("dt_partial_quote");
+    fs::write(root.join("set_dtmalloc_probes"), "").unwrap();
+    let out = dtmalloc(
+        &root,
+        &["-v", "--instance", "pq", "-p", "x'y", "--min", "0"],
+        None,
+    );
+    assert_success(&out);
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("dtmalloc: echo 'x'\\''y' >> "), "{err}");
+}
+
+/// Events of types the watch does not keep, and their stacks, count nowhere: not as samples
+/// and not as events without a stack.
+#[test]
+fn stacks_of_other_types_count_nowhere() {
+    let root = fake_tracefs("dt_unstacked");
+    fs::write(root.join("trace_pipe"), STACK_PIPE).unwrap();
+    let out = dtmalloc(
+        &root,
+        &["--instance", "u", "-p", "o*", "stacks", "--folded", "-"],
+        None,
+    );
+    assert_success(&out);
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "other:malloc;worker_thread;kmalloc_mt 32\n"
+    );
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("dtmalloc: 1 events with a stack, 0 without"),
+        "{err}"
+    );
+}
+
+/// `-l` with `-t` or `-p` lists the probes of those types only, as `dtrace -l -n` does; a bad
+/// pattern is a usage error there too.
+#[test]
+fn list_probes_of_a_pattern() {
+    let root = fake_tracefs("dt_list_pattern");
+    fs::write(
+        root.join("dtmalloc_probes"),
+        probe_list(&["binder_proc", "binder_txn", "pipe"]),
+    )
+    .unwrap();
+    let out = dtmalloc(&root, &["-l", "-p", "binder_*"], None);
+    assert_success(&out);
+    let want = probe_list(&["binder_proc", "binder_txn", "pipe"])
+        .lines()
+        .filter(|l| !l.contains("pipe"))
+        .map(|l| format!("{l}\n"))
+        .collect::<String>();
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), want);
+    let out = dtmalloc(&root, &["-l", "-t", "pipe"], None);
+    assert_success(&out);
+    assert_eq!(String::from_utf8(out.stdout).unwrap().lines().count(), 3);
+    let out = dtmalloc(&root, &["-l", "-p", "a:b"], None);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+/// A pattern of bytes that are not UTF-8 gets the pattern rule's message, naming the byte; a
+/// probe list that is there but cannot be read fails the watch rather than being skipped.
+#[test]
+fn probes_pattern_bytes_and_unreadable_lists() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let root = fake_tracefs("dt_probes_bytes");
+    let out = Command::new(env!("CARGO_BIN_EXE_dtmalloc"))
+        .arg("--tracefs")
+        .arg(&root)
+        .args(["--fake-tracefs", "-p"])
+        .arg(OsStr::from_bytes(b"a\xff*"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.starts_with("dtmalloc: --probes 'a\\377*': byte 0xff at offset 1"),
+        "{err}"
+    );
+    let root = fake_tracefs("dt_probes_dir");
+    fs::create_dir(root.join("dtmalloc_probes")).unwrap();
+    let out = dtmalloc(&root, &["-p", "zz*", "--min", "0"], None);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("dtmalloc_probes: "), "{err}");
+    assert!(!root.join("fake-writes.log").exists(), "tracefs written");
 }

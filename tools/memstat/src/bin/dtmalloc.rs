@@ -60,7 +60,7 @@ struct Args {
         global = true,
         conflicts_with = "type_"
     )]
-    probes: Option<String>,
+    probes: Option<OsString>,
     /// tracefs mount point (default: /sys/kernel/tracing, else /sys/kernel/debug/tracing).
     #[arg(long, value_name = "PATH", global = true)]
     tracefs: Option<PathBuf>,
@@ -153,15 +153,23 @@ struct Instance {
     fake: bool,
     verbose: bool,
     enabled: Vec<PathBuf>,
-    /// The spec (an exact pattern) this watch added to the kernel's per-type selection.
-    selected: Option<String>,
+    /// The specs (`PATTERN` or `PATTERN:PROBE`) this watch added to the kernel's per-type
+    /// selection.
+    selected: Vec<String>,
     removed: bool,
 }
 
 impl Instance {
-    fn log_write(&self, path: &Path, val: &str) {
+    /// Says what is written to `path` (`-v`, as the shell command that does it, `>>` for an
+    /// append) and, for a fake tracefs, logs it.
+    fn log_write(&self, path: &Path, val: &str, append: bool) {
         if self.verbose {
-            eprintln!("dtmalloc: echo '{val}' > {}", path.display());
+            eprintln!(
+                "dtmalloc: echo '{}' {} {}",
+                val.replace('\'', "'\\''"),
+                if append { ">>" } else { ">" },
+                path.display()
+            );
         }
         if self.fake {
             if let Ok(mut f) = OpenOptions::new()
@@ -177,7 +185,7 @@ impl Instance {
 
     fn write(&self, rel: &str, val: &str) -> Result<(), Failure> {
         let p = self.dir.join(rel);
-        self.log_write(&p, val);
+        self.log_write(&p, val, false);
         let mut f = OpenOptions::new()
             .write(true)
             .truncate(!self.fake)
@@ -211,7 +219,7 @@ impl Instance {
             fake,
             verbose,
             enabled: Vec::new(),
-            selected: None,
+            selected: Vec::new(),
             removed: false,
         };
         if fake {
@@ -273,9 +281,12 @@ impl Instance {
     /// without the file is left alone: the instance's filter and dtmalloc's own test of each
     /// event then pick the types.
     ///
-    /// A spec whose two probes are selected already (by a user or another watch) is left as it
-    /// is: taking the spec out at the end would end their selection too.
-    fn select(&mut self, spec: String) -> Result<(), Failure> {
+    /// Only the probes of `probes` (`malloc`, `free`) that the selection does not hold for
+    /// `spec` are added (`spec` for both, `spec:PROBE` for one) and taken out again (`!spec`,
+    /// `!spec:PROBE`: the kernel keeps a probe mask per spec): a probe selected already, by a
+    /// user or another watch, is left as it is, since taking it out at the end would end their
+    /// selection too.
+    fn select(&mut self, spec: String, probes: &[&str]) -> Result<(), Failure> {
         let p = self.root.join(SELECTION_FILE);
         if !p.exists() {
             return Ok(());
@@ -283,18 +294,28 @@ impl Instance {
         let current =
             read_small(&p).map_err(|e| fail(format!("{}: {}", p.display(), io_text(&e))))?;
         let has = |s: String| current.split(|&b| b == b'\n').any(|l| l == s.as_bytes());
-        if has(format!("{spec}:malloc")) && has(format!("{spec}:free")) {
-            return Ok(());
-        }
-        self.append_selection(&spec)?;
-        self.selected = Some(spec);
+        let missing: Vec<&str> = probes
+            .iter()
+            .copied()
+            .filter(|probe| !has(format!("{spec}:{probe}")))
+            .collect();
+        let specs = match missing.as_slice() {
+            [] => return Ok(()),
+            ["malloc", "free"] => vec![spec],
+            _ => missing
+                .iter()
+                .map(|probe| format!("{spec}:{probe}"))
+                .collect(),
+        };
+        self.append_selection(&specs.join(" "))?;
+        self.selected = specs;
         Ok(())
     }
 
-    /// Appends one spec to the selection file (`>>`: the other specs stay).
+    /// Appends specs (words) to the selection file (`>>`: the other specs stay).
     fn append_selection(&self, spec: &str) -> Result<(), Failure> {
         let p = self.root.join(SELECTION_FILE);
-        self.log_write(&p, spec);
+        self.log_write(&p, spec, true);
         let mut f = OpenOptions::new()
             .append(true)
             .open(&p)
@@ -314,7 +335,7 @@ impl Instance {
 
     fn disable(&mut self) {
         for p in std::mem::take(&mut self.enabled) {
-            self.log_write(&p, "0");
+            self.log_write(&p, "0", false);
             if let Ok(mut f) = OpenOptions::new().write(true).open(&p) {
                 let _ = f.write_all(b"0\n");
             }
@@ -341,9 +362,12 @@ impl Instance {
             return Ok(());
         }
         self.disable();
-        let deselected = match self.selected.take() {
-            Some(spec) => self.append_selection(&format!("!{spec}")),
-            None => Ok(()),
+        let selected = std::mem::take(&mut self.selected);
+        let deselected = if selected.is_empty() {
+            Ok(())
+        } else {
+            let words: Vec<String> = selected.iter().map(|s| format!("!{s}")).collect();
+            self.append_selection(&words.join(" "))
         };
         self.removed = true;
         let r = if self.fake {
@@ -412,12 +436,34 @@ fn read_probe_list(root: &Path) -> Result<Vec<u8>, Failure> {
 }
 
 /// The probe names (text forms, as the FUNCTION column shows them) of the kernel's probe
-/// list; `None` when there is no list to read (a kernel without per-type probes, or one
-/// larger than [`PROBES_MAX`]).
-fn listed_probes(root: &Path) -> Option<Vec<String>> {
-    read_probe_list(root)
-        .ok()
-        .map(|list| probes_list_functions(&list))
+/// list; `None` when there is no list (a kernel without per-type probes).
+///
+/// Errors: the list is there but cannot be read, or is larger than [`PROBES_MAX`].
+fn listed_probes(root: &Path) -> Result<Option<Vec<String>>, Failure> {
+    if fs::symlink_metadata(root.join(PROBES_FILE)).is_err() {
+        return Ok(None);
+    }
+    read_probe_list(root).map(|list| Some(probes_list_functions(&list)))
+}
+
+/// The FUNCTION of a line of a `dtmalloc_probes` listing (`ID PROVIDER MODULE FUNCTION NAME`,
+/// MODULE empty) whose NAME is `malloc` or `free`; `None` for the header, and for any line
+/// whose ID is not a number.
+fn probe_line_function(line: &[u8]) -> Option<&[u8]> {
+    let words: Vec<&[u8]> = line
+        .split(u8::is_ascii_whitespace)
+        .filter(|w| !w.is_empty())
+        .collect();
+    match words.as_slice() {
+        [id, .., function, name]
+            if !id.is_empty()
+                && id.iter().all(u8::is_ascii_digit)
+                && (*name == b"malloc" || *name == b"free") =>
+        {
+            Some(function)
+        }
+        _ => None,
+    }
 }
 
 /// The FUNCTIONs of a `dtmalloc_probes` listing (`ID PROVIDER MODULE FUNCTION NAME`, MODULE
@@ -426,21 +472,7 @@ fn listed_probes(root: &Path) -> Option<Vec<String>> {
 fn probes_list_functions(list: &[u8]) -> Vec<String> {
     let mut functions: Vec<String> = list
         .split(|&b| b == b'\n')
-        .filter_map(|line| {
-            let words: Vec<&[u8]> = line
-                .split(u8::is_ascii_whitespace)
-                .filter(|w| !w.is_empty())
-                .collect();
-            match words.as_slice() {
-                [id, .., function, name]
-                    if id.iter().all(u8::is_ascii_digit)
-                        && (*name == b"malloc" || *name == b"free") =>
-                {
-                    Some(as_text(function).into_owned())
-                }
-                _ => None,
-            }
-        })
+        .filter_map(|line| probe_line_function(line).map(|f| as_text(f).into_owned()))
         .collect();
     functions.sort_unstable();
     functions.dedup();
@@ -449,14 +481,21 @@ fn probes_list_functions(list: &[u8]) -> Vec<String> {
 
 /// `dtmalloc -l`: copies the kernel's probe list to standard output, each line as text
 /// ([`as_text`]): a kernel that writes the probe names in text form has its list copied
-/// byte for byte, an older kernel's raw bytes are escaped.
-fn list_probes(root: &Path) -> Result<(), Failure> {
+/// byte for byte, an older kernel's raw bytes are escaped. With `-t` or `-p`, as `dtrace -l
+/// -n`, only the probes of the watched types (and the lines that are not probes: the header).
+fn list_probes(root: &Path, watched: &Watched) -> Result<(), Failure> {
     let text = read_probe_list(root)?;
     let mut shown = Vec::with_capacity(text.len());
-    for (i, line) in text.split(|&b| b == b'\n').enumerate() {
-        if i > 0 {
+    let mut first = true;
+    for line in text.split(|&b| b == b'\n') {
+        let listed = probe_line_function(line).is_none_or(|f| watched.wants(&as_text(f)));
+        if !listed {
+            continue;
+        }
+        if !first {
             shown.push(b'\n');
         }
+        first = false;
         shown.extend_from_slice(as_text(line).as_bytes());
     }
     let mut out = io::stdout().lock();
@@ -493,6 +532,7 @@ fn probe_of_arg(arg: &[u8]) -> Result<Vec<u8>, String> {
 }
 
 /// The types a watch is of.
+#[derive(Clone)]
 enum Watched {
     /// Every type.
     All,
@@ -511,10 +551,12 @@ impl Watched {
         match self {
             Watched::All => true,
             Watched::Type { text, .. } => probe_field == text,
-            Watched::Probes(p) => match name_from_text(probe_field) {
-                Some(bytes) => p.matches(&bytes),
-                None => p.matches(probe_field.as_bytes()),
-            },
+            // A probe name is at most PROBE_NAME_MAX bytes: a longer field is no type's.
+            Watched::Probes(p) => {
+                let bytes =
+                    name_from_text(probe_field).unwrap_or_else(|| probe_field.as_bytes().to_vec());
+                bytes.len() <= PROBE_NAME_MAX && p.matches(&bytes)
+            }
         }
     }
 
@@ -547,11 +589,16 @@ impl Watched {
 
 /// The watch of `--probes PATTERN`: the pattern checked by the rule and as a spec of
 /// `set_dtmalloc_probes`.
-fn probes_of_arg(arg: &str) -> Result<Watched, String> {
-    let p =
-        Pattern::new(arg).map_err(|e| format!("--probes '{}': {e}", as_text(arg.as_bytes())))?;
+fn probes_of_arg(arg: &[u8]) -> Result<Watched, String> {
+    // A pattern is printable ASCII: shown as typed, or as text when it is not.
+    let shown = if arg.iter().all(|b| (0x21..=0x7e).contains(b)) {
+        String::from_utf8_lossy(arg).into_owned()
+    } else {
+        as_text(arg).into_owned()
+    };
+    let p = Pattern::new(arg).map_err(|e| format!("--probes '{shown}': {e}"))?;
     p.check_spec()
-        .map_err(|e| format!("--probes '{}': {e}", as_text(arg.as_bytes())))?;
+        .map_err(|e| format!("--probes '{shown}': {e}"))?;
     Ok(Watched::Probes(p))
 }
 
@@ -688,8 +735,17 @@ fn render_top(w: &Watch, out: &mut impl Write, clear: bool) -> io::Result<()> {
 }
 
 fn run(args: &Args) -> Result<(), Failure> {
+    let watched = match (&args.type_, &args.probes) {
+        (Some(t), _) => {
+            let probe = probe_of_arg(t.as_bytes()).map_err(usage)?;
+            let text = name_text(&probe);
+            Watched::Type { probe, text }
+        }
+        (None, Some(p)) => probes_of_arg(p.as_bytes()).map_err(usage)?,
+        (None, None) => Watched::All,
+    };
     if args.list {
-        return list_probes(&tracefs_root(&args.tracefs));
+        return list_probes(&tracefs_root(&args.tracefs), &watched);
     }
     let mode = match &args.cmd {
         None => Mode::Events,
@@ -733,15 +789,6 @@ fn run(args: &Args) -> Result<(), Failure> {
             trace::malloc_min_from_env(env.as_deref()).map_err(usage)?
         }
     };
-    let watched = match (&args.type_, &args.probes) {
-        (Some(t), _) => {
-            let probe = probe_of_arg(t.as_bytes()).map_err(usage)?;
-            let text = name_text(&probe);
-            Watched::Type { probe, text }
-        }
-        (None, Some(p)) => probes_of_arg(p).map_err(usage)?,
-        (None, None) => Watched::All,
-    };
     if args.count == Some(0) {
         return Err(usage("--count must be at least 1"));
     }
@@ -767,9 +814,15 @@ fn run(args: &Args) -> Result<(), Failure> {
 
     let root = tracefs_root(&args.tracefs);
     // dtrace refuses a probe description that matches no probe unless -Z is given.
-    let matched = |w: &Watched| listed_probes(&root).map(|l| l.iter().any(|f| w.wants(f)));
+    // Whether the probe list has a probe of the watched types (None: there is no list).
+    let matched =
+        |w: &Watched| listed_probes(&root).map(|l| l.map(|l| l.iter().any(|f| w.wants(f))));
+    let at_start = match &watched {
+        Watched::All => None,
+        w => matched(w)?,
+    };
     match &watched {
-        Watched::Type { text: t, .. } if matched(&watched) == Some(false) => {
+        Watched::Type { text: t, .. } if at_start == Some(false) => {
             if !args.zero {
                 return Err(fail(format!(
                     "--type '{t}': no such type ({} has no probe {t}; -Z waits for one)",
@@ -778,7 +831,7 @@ fn run(args: &Args) -> Result<(), Failure> {
             }
             eprintln!("dtmalloc: no type {t} yet: waiting for one (-Z)");
         }
-        Watched::Probes(p) if matched(&watched) == Some(false) => {
+        Watched::Probes(p) if at_start == Some(false) => {
             if !args.zero {
                 return Err(fail(format!(
                     "--probes '{p}': no type matches ({} has no probe that matches; -Z waits for one)",
@@ -797,15 +850,15 @@ fn run(args: &Args) -> Result<(), Failure> {
         return Err(usage(format!("--instance: bad name {name:?}")));
     }
     let mut inst = Instance::create(&root, &name, args.fake_tracefs, args.verbose)?;
-    // The instance's filter keeps the watch to its type whatever other consumers select; the
-    // per-type selection keeps every other type from paying for it.
-    if let Some(spec) = watched.spec() {
-        inst.select(spec)?;
-    }
     let events: &[&str] = match &mode {
         Mode::Stacks(o) if !o.frees => &["malloc"],
         _ => &["malloc", "free"],
     };
+    // The instance's filter keeps the watch to its type whatever other consumers select; the
+    // per-type selection keeps every other type from paying for it.
+    if let Some(spec) = watched.spec() {
+        inst.select(spec, events)?;
+    }
     if let Mode::Stacks(_) = mode {
         inst.options(&["stacktrace", "sym-offset"])?;
     }
@@ -840,7 +893,10 @@ fn run(args: &Args) -> Result<(), Failure> {
         Mode::Events | Mode::Stacks(_) => None,
     };
     let started = Instant::now();
-    let mut reader = StackReader::new();
+    let mut reader = {
+        let watched = watched.clone();
+        StackReader::keeping(move |e| watched.wants(&e.type_probe))
+    };
     let mut stacks = Stacks::new();
     let mut buf = Vec::new();
     let mut chunk = vec![0u8; 64 * 1024];
@@ -896,9 +952,6 @@ fn run(args: &Args) -> Result<(), Failure> {
                     }
                 }
                 for s in reader.take() {
-                    if !watched.wants(&s.event.type_probe) {
-                        continue;
-                    }
                     w.top.add(&Record::Event(s.event.clone()));
                     stacks.add(&s);
                     if args.count.is_some_and(|c| w.top.events() >= c) {
@@ -959,7 +1012,8 @@ fn run(args: &Args) -> Result<(), Failure> {
         }
         if let Some(at) = next_type_check {
             if Instant::now() >= at {
-                gone = matched(&watched) == Some(false);
+                // A list that cannot be read now says nothing of the type.
+                gone = matches!(matched(&watched), Ok(Some(false)));
                 next_type_check = if gone {
                     None
                 } else {
@@ -992,10 +1046,8 @@ fn run(args: &Args) -> Result<(), Failure> {
     if let Mode::Stacks(o) = &mode {
         if !cut {
             for s in reader.finish() {
-                if watched.wants(&s.event.type_probe) {
-                    w.top.add(&Record::Event(s.event.clone()));
-                    stacks.add(&s);
-                }
+                w.top.add(&Record::Event(s.event.clone()));
+                stacks.add(&s);
             }
         }
         unstacked = reader.unstacked();
