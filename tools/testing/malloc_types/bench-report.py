@@ -31,7 +31,22 @@ SCENARIOS = {
     "8": "kmem:kmalloc and kmem:kfree recorded",
     "9": "another type's peak tracked",
     "10": "this type's peak tracked",
+    "11": "this type's stacks read by dtmalloc stacks",
+    "12": "this type's call chains recorded by perf record -g",
+    "13": "this type's stacks recorded (stacktrace option), no reader",
+    "14": "another type's stacks read by dtmalloc stacks",
+    "15": "this type's malloc events recorded, no stacks, no reader",
 }
+# The boot of mt.bench=stacks (guest/bench.sh, bench_stacks): what a type's kernel stacks
+# cost per event, the typed pair allocating one event's worth (dtmalloc:malloc only).
+STACKS = [
+    ("0", "tracing off"),
+    ("15", "malloc events recorded, no stacks"),
+    ("13", "stacks recorded (stacktrace option)"),
+    ("11", "dtmalloc stacks reading them"),
+    ("12", "perf record -g"),
+    ("14", "another type's stacks read"),
+]
 VARIANTS = [
     ("kmalloc", "0", "kmalloc/kfree"),
     ("floor", "0", "floor: kmalloc/kfree + counters"),
@@ -85,6 +100,7 @@ def parse(path):
         return None, f"{why} (log: {path})"
     builtin = BUILTIN.search(text)
     return {
+        "text": text,
         "per_pair": per_pair,
         "spread": spread,
         "readers": readers,
@@ -150,6 +166,47 @@ def per_type_cpu(few, many, few_cpus, many_cpus, types=1000):
     return (b - a) / (types * (many_cpus - few_cpus))
 
 
+def stacks_table(st, sizes):
+    """Prints the cost of a type's kernel stacks (the mt.bench=stacks boot) and returns it for
+    the JSON: ns per typed pair in each setup, and per event the cost of recording it, of its
+    stack and of each way of reading the stacks."""
+    pp = st["per_pair"]
+
+    def ns(scen, s):
+        return pp.get((scen, "typed", s))
+
+    print("\nkernel stacks of one type's allocations (bench-inline, a boot of its own; typed "
+          "malloc/free, one dtmalloc:malloc event a pair)")
+    print(f"{'ns per pair':{W}}" + "".join(f"{size_name(s):>10}" for s in sizes))
+    for scen, label in STACKS:
+        print(f"{label:{W}.{W}}" + "".join(cell(ns(scen, s), "10.0f") for s in sizes))
+    costs = [("event", "15", "0", "the event recorded"),
+             ("stack", "13", "15", "its stack recorded"),
+             ("dtmalloc_stacks", "11", "0", "event + stack + dtmalloc stacks"),
+             ("perf_record", "12", "0", "event + call chain + perf record -g"),
+             ("other_type_watched", "14", "0", "another type's stacks read")]
+    print(f"{'ns per event':{W}}" + "".join(f"{size_name(s):>10}" for s in sizes))
+    out = {"kernel": "bench-inline", "variant": "typed",
+           "ns": {SCENARIOS[scen]: {str(s): ns(scen, s) for s in sizes if ns(scen, s) is not None}
+                  for scen, _ in STACKS},
+           "per_event": {}}
+    for key, a, b, label in costs:
+        d = [ns(a, s) - ns(b, s) if ns(a, s) is not None and ns(b, s) is not None else None
+             for s in sizes]
+        print(f"{label:{W}.{W}}" + "".join(cell(v, "10.0f") for v in d))
+        out["per_event"][key] = {str(s): v for s, v in zip(sizes, d) if v is not None}
+    ts = [s for s in sizes if ns("11", s) and ns("12", s)]
+    if ts:
+        s = 64 if 64 in ts else ts[0]
+        dt, pf = ns("11", s) - ns("0", s), ns("12", s) - ns("0", s)
+        cheaper = "dtmalloc stacks (tracefs)" if dt < pf else "perf record -g"
+        print(f"per event at {size_name(s)} B: dtmalloc stacks {dt:.0f} ns, perf record -g "
+              f"{pf:.0f} ns: {cheaper} is cheaper ({max(dt, pf) / min(dt, pf):.2f}x)")
+        out["cheaper"] = cheaper
+    out["tool_output"] = re.findall(r"BENCH (stacks1[12] .*)", st["text"])
+    return out
+
+
 def cell(v, fmt):
     return f"{v:{fmt}}" if v is not None else f"{'-':>{fmt.split('.')[0]}}"
 
@@ -168,6 +225,8 @@ def main():
                     "malloc_types.default_types=0 (scenario 6)")
     ap.add_argument("--nomt", help="console log of the bench-nomt kernel, the bench-inline "
                     "configuration without malloc types (scenario 7)")
+    ap.add_argument("--stacks", help="console log of a bench-inline boot measuring the cost "
+                    "of a type's kernel stacks (mt.bench=stacks)")
     ap.add_argument("--json")
     args = ap.parse_args()
 
@@ -248,6 +307,13 @@ def main():
     table(f"\nspread of the measurements, (max - min) / median in % (measurements per "
           f"figure: {', '.join(map(str, n_rounds))}; 3 rounds per module load, which busybox's "
           f"insmod makes twice)", spread, "10.1f")
+
+    stacks, stacks_err = parse(args.stacks) if args.stacks else (None, None)
+    stacks_json = None
+    if stacks is not None:
+        stacks_json = stacks_table(stacks, sizes)
+    elif stacks_err:
+        print(f"\nbench: no figures of the kernel stacks' cost: {stacks_err}")
 
     # The boots of the readers with more CPUs, of the stream with many CPUs and of the module
     # loads: for the tables and the JSON.
@@ -380,6 +446,7 @@ def main():
             "kernel_errors": why,
             "inline_vs_helpers": verdict,
             "off_switch": off_switch,
+            "stacks": stacks_json,
         }
         with open(args.json, "w") as f:
             json.dump(out, f, indent=2)

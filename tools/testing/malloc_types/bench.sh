@@ -10,12 +10,13 @@
 # two kernels side by side; the same goes to $MT_CACHE/bench.json. The
 # module takes each measurement 3 times, interleaved; the report shows the
 # median and the spread, the JSON the median, minimum and maximum. The
-# bench-inline kernel boots four times more: with 8 CPUs for the readers,
+# bench-inline kernel boots five times more: with 8 CPUs for the readers,
 # with 64 CPUs for the stream's cost per type and CPU, without -icount for
-# module loads beside the stream's readers, and with
+# module loads beside the stream's readers, with
 # malloc_types.default_types=0 for KBox with the off switch, which a third
 # kernel, bench-nomt (the bench-inline configuration without malloc types),
-# gives the baseline of. When the bench-inline kernel cannot be built or
+# gives the baseline of, and for the cost of one type's kernel stacks
+# (dtmalloc stacks beside perf record -g). When the bench-inline kernel cannot be built or
 # run, the table has the bench kernel's figures and says why.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -74,6 +75,10 @@ if [ -z "$inline_err" ]; then
 	dlog="$MT_CACHE/logs/bench-default-off-console.log"
 	boot bench-inline "$dlog" malloc_types.default_types=0 mt.bench=default-off &&
 		report+=(--default-off "$dlog")
+	# The cost of one type's kernel stacks, recorded by the stacktrace option
+	# (dtmalloc stacks) and by perf_event_open()'s call chains (perf record -g).
+	stlog="$MT_CACHE/logs/bench-stacks-console.log"
+	boot bench-inline "$stlog" mt.bench=stacks && report+=(--stacks "$stlog")
 	# The same in the kernel without malloc types.
 	nlog="$MT_CACHE/logs/bench-nomt-console.log"
 	if (mt_prepare bench-nomt) 2>"$errf"; then

@@ -14,11 +14,15 @@
 # guest test unpacks them itself into /tmp/kheaders-RELEASE, the directory
 # bpftrace would unpack them to, and which it then uses. A consumer
 # that is not installed is left out with a warning (setup.sh installs all
-# three); the guest test then says which is missing.
-# Usage: initramfs-tracers.sh STAGE
+# three); the guest test then says which is missing. With TOOL arguments,
+# only those (the bench images take perf alone, for `perf record -g`).
+# Usage: initramfs-tracers.sh STAGE [TOOL...]
 set -euo pipefail
 
-stage=${1:?usage: initramfs-tracers.sh STAGE}
+stage=${1:?usage: initramfs-tracers.sh STAGE [TOOL...]}
+shift
+tools=("$@")
+[ ${#tools[@]} -gt 0 ] || tools=(perf trace-cmd bpftrace)
 if [ ! -d "$stage" ]; then
 	echo "initramfs-tracers: no staging directory $stage" >&2
 	exit 1
@@ -55,7 +59,7 @@ stage_binary() {
 	done < <(awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }' <<<"$libs")
 }
 
-for tool in perf trace-cmd bpftrace; do
+for tool in "${tools[@]}"; do
 	bin=$(command -v "$tool" || true)
 	if [ -z "$bin" ]; then
 		echo "initramfs-tracers: $tool is not installed, left out of the initramfs" >&2

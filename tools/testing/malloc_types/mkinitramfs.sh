@@ -3,7 +3,8 @@
 # guest init, the guest tests (guest/*.sh), the main job (guest/run.sh), the
 # benchmark job (guest/bench.sh), every module the kernel build made, the
 # memstat tools and examples and binderload when built, and, in the test
-# image only, perf, trace-cmd and bpftrace with their libraries.
+# image, perf, trace-cmd and bpftrace with their libraries (the bench images:
+# perf).
 # The arm64 image has Debian's arm64 busybox-static (setup.sh fetches it) and
 # the tools built for aarch64-unknown-linux-musl, and no tracers.
 # Usage: mkinitramfs.sh test|prod|bench|arm64   (prints the image's path)
@@ -51,7 +52,11 @@ done
 for ex in skbuffs vmstat_m; do
 	[ -x "$MT_CACHE/capi-$arch/bin/$ex" ] && install -m 0755 "$MT_CACHE/capi-$arch/bin/$ex" "$stage/bin/libmemstat-$ex"
 done
-[ "$flavour" = test ] && bash "$MT_DIR/initramfs-tracers.sh" "$stage" # perf, trace-cmd, bpftrace
+case $flavour in
+test) bash "$MT_DIR/initramfs-tracers.sh" "$stage" ;; # perf, trace-cmd, bpftrace
+# perf for the bench's call chains (guest/bench.sh, mt.bench=stacks).
+bench*) bash "$MT_DIR/initramfs-tracers.sh" "$stage" perf ;;
+esac
 # The kselftest of the user space ABI, built as the kselftests are (lib.mk),
 # against this kernel's uapi headers (build-kernel.sh makes them), linked
 # statically for the busybox guest: guest test 80-kselftest runs it.

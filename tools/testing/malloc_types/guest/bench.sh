@@ -10,10 +10,81 @@ tracefs=/sys/kernel/tracing
 rc=0
 fail() { echo "BENCH error $*"; rc=1; }
 
-bench() { # bench SCENARIO: load the module, print its lines
-	insmod $mods/malloc_type_bench.ko scenario=$1 2>/dev/null
-	dmesg | sed -n "s/^.*malloc_type_bench: \(BENCH scenario=$1 .*\)$/\1/p"
-	dmesg | grep -q "BENCH scenario=$1 done" || fail "scenario $1 did not finish"
+bench() { # bench SCENARIO [COMMAND...]: load the module (under COMMAND), print its lines
+	scen=$1
+	shift
+	"$@" insmod $mods/malloc_type_bench.ko scenario=$scen 2>/tmp/bench.err
+	dmesg | sed -n "s/^.*malloc_type_bench: \(BENCH scenario=$scen .*\)$/\1/p"
+	dmesg | grep -q "BENCH scenario=$scen done" || fail "scenario $scen did not finish"
+}
+
+# The cost of the kernel stacks of one type's allocations, recorded two
+# ways: by the stacktrace option of a tracefs instance, as `dtmalloc stacks`
+# records them, and as call chains of perf_event_open(), as `perf record -g`
+# does. The benchmark's type is selected (set_dtmalloc_probes) and its
+# dtmalloc:malloc event recorded, as dtmalloc stacks does. The figures are
+# guest time per allocate+free pair with the reader running on the other
+# CPU, which -icount counts too: what the whole system pays per event.
+#  0: tracing off;
+# 15: the type's dtmalloc:malloc recorded in an instance, no stacks, no
+#     reader (the base of the stacks' cost);
+# 13: the same with the instance's stacktrace option: the stacks recorded,
+#     no reader;
+# 11: dtmalloc -t bench stacks running (stacktrace option, trace_pipe read
+#     and summed by stack);
+# 12: perf record -g of dtmalloc:malloc filtered to the type (kernel call
+#     chains only), written to a file in the guest's memory;
+# 14: another type's stacks watched by dtmalloc stacks (-t pipe): the
+#     benchmark's types are not selected and should pay nothing.
+bench_stacks() {
+	[ -w $tracefs/set_dtmalloc_probes ] || { fail "no set_dtmalloc_probes"; return; }
+	command -v perf >/dev/null || { fail "no perf in the initramfs"; return; }
+	inst=$tracefs/instances/bench
+	bench 0
+	mkdir $inst
+	echo 'bench' >$tracefs/set_dtmalloc_probes || fail "cannot select the probes of bench"
+	echo 1 >$inst/events/dtmalloc/malloc/enable
+	bench 15
+	echo 1 >$inst/options/stacktrace
+	bench 13
+	echo 0 >$inst/events/dtmalloc/malloc/enable
+	echo 0 >$inst/options/stacktrace
+	rmdir $inst
+	: >$tracefs/set_dtmalloc_probes
+	dtmalloc -t bench --instance bench-stacks stacks --top 3 >/tmp/stacks.out 2>/tmp/stacks.err &
+	dt=$!
+	stacks_wait $tracefs/instances/bench-stacks
+	bench 11
+	kill -INT $dt
+	wait $dt || fail "dtmalloc stacks exited with $?: $(tail -n 1 /tmp/stacks.err)"
+	grep -q '^bench:malloc ' /tmp/stacks.out || fail "dtmalloc stacks: no stack of bench"
+	sed 's/^/BENCH stacks11 /' /tmp/stacks.err
+	[ -z "$(cat $tracefs/set_dtmalloc_probes)" ] || fail "dtmalloc stacks left its selection behind"
+	# perf follows the command it runs: insmod, in which the module's
+	# init measures.
+	echo 'bench' >$tracefs/set_dtmalloc_probes || fail "cannot select the probes of bench"
+	bench 12 perf record -g --kernel-callchains -e dtmalloc:malloc --filter 'probe == "bench"' \
+		-o /tmp/perf.data --
+	grep '^\[ perf record' /tmp/bench.err | sed 's/^/BENCH stacks12 /'
+	grep -q 'Captured and wrote' /tmp/bench.err || fail "perf record: $(tail -n 1 /tmp/bench.err)"
+	rm -f /tmp/perf.data
+	: >$tracefs/set_dtmalloc_probes
+	dtmalloc -t pipe --instance bench-stacks stacks --top 3 >/tmp/stacks.out 2>/tmp/stacks.err &
+	dt=$!
+	stacks_wait $tracefs/instances/bench-stacks
+	bench 14
+	kill -INT $dt
+	wait $dt || fail "dtmalloc stacks -t pipe exited with $?: $(tail -n 1 /tmp/stacks.err)"
+	[ -z "$(cat $tracefs/set_dtmalloc_probes)" ] || fail "dtmalloc stacks left its selection behind"
+}
+stacks_wait() { # stacks_wait DIR: until DIR/events/dtmalloc/malloc/enable says 1
+	n=0
+	while [ "$(cat $1/events/dtmalloc/malloc/enable 2>/dev/null)" != 1 ] &&
+		[ $n -lt 100 ]; do
+		sleep 0.1
+		n=$((n + 1))
+	done
+	[ $n -lt 100 ] || fail "$1: dtmalloc:malloc was not enabled within 10 s"
 }
 
 echo "BENCH cpus=$(grep -c ^processor /proc/cpuinfo)"
@@ -22,6 +93,8 @@ echo "BENCH cpus=$(grep -c ^processor /proc/cpuinfo)"
 # mt.bench=default-off: the allocation figures only, as scenario 6 (a boot
 # with malloc_types.default_types=0, for the cost of KBox with the switch off);
 # mt.bench=nomt: the same as scenario 7, in the kernel without malloc types.
+# mt.bench=stacks: the cost of recording the kernel stacks of one type's
+# allocations (bench_stacks).
 # mt.bench=streams: the readers at 1000 types only (a boot with many CPUs,
 # for the stream's cost per type and CPU).
 # mt.bench=loads: loads and unloads of a module of one type at 1000 types,
@@ -47,6 +120,11 @@ case " $(cat /proc/cmdline) " in
 	;;
 *" mt.bench=nomt "*)
 	bench 7
+	echo "BENCH end rc=$rc"
+	exit $rc
+	;;
+*" mt.bench=stacks "*)
+	bench_stacks
 	echo "BENCH end rc=$rc"
 	exit $rc
 	;;
