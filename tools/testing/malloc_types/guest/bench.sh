@@ -30,8 +30,9 @@ bench() { # bench SCENARIO [COMMAND...]: load the module (under COMMAND), print 
 #     reader (the base of the stacks' cost);
 # 13: the same with the instance's stacktrace option: the stacks recorded,
 #     no reader;
-# 11: dtmalloc -t bench stacks running (stacktrace option, trace_pipe read
-#     and summed by stack);
+# 11: dtmalloc -Z -t bench stacks running (stacktrace option, trace_pipe
+#     read and summed by stack; -Z: the type registers when the module
+#     loads, and goes with it);
 # 12: perf record -g of dtmalloc:malloc filtered to the type (kernel call
 #     chains only), written to a file in the guest's memory;
 # 14: another type's stacks watched by dtmalloc stacks (-t pipe): the
@@ -51,7 +52,7 @@ bench_stacks() {
 	echo 0 >$inst/options/stacktrace
 	rmdir $inst
 	: >$tracefs/set_dtmalloc_probes
-	dtmalloc -t bench --instance bench-stacks stacks --top 3 >/tmp/stacks.out 2>/tmp/stacks.err &
+	dtmalloc -Z -t bench --instance bench-stacks stacks --top 3 >/tmp/stacks.out 2>/tmp/stacks.err &
 	dt=$!
 	stacks_wait $tracefs/instances/bench-stacks
 	bench 11
@@ -69,7 +70,7 @@ bench_stacks() {
 	grep -q 'Captured and wrote' /tmp/bench.err || fail "perf record: $(tail -n 1 /tmp/bench.err)"
 	rm -f /tmp/perf.data
 	: >$tracefs/set_dtmalloc_probes
-	dtmalloc -t pipe --instance bench-stacks stacks --top 3 >/tmp/stacks.out 2>/tmp/stacks.err &
+	dtmalloc -Z -t pipe --instance bench-stacks stacks --top 3 >/tmp/stacks.out 2>/tmp/stacks.err &
 	dt=$!
 	stacks_wait $tracefs/instances/bench-stacks
 	bench 14
