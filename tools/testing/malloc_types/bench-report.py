@@ -203,7 +203,11 @@ def stacks_table(st, sizes):
         print(f"per event at {size_name(s)} B: dtmalloc stacks {dt:.0f} ns, perf record -g "
               f"{pf:.0f} ns: {cheaper} is cheaper ({max(dt, pf) / min(dt, pf):.2f}x)")
         out["cheaper"] = cheaper
+    # What each reader got of the events: a reader that falls behind loses events (dtmalloc
+    # counts them), and its figure then holds less of the reading.
     out["tool_output"] = re.findall(r"BENCH (stacks1[12] .*)", st["text"])
+    for line in out["tool_output"]:
+        print(f"  {line}")
     return out
 
 
