@@ -9,6 +9,7 @@ mods=/lib/modules
 tracefs=/sys/kernel/tracing
 rc=0
 fail() { echo "BENCH error $*"; rc=1; }
+. /tests/lib.sh # dtmalloc_wait
 
 bench() { # bench SCENARIO [COMMAND...]: load the module (under COMMAND), print its lines
 	scen=$1
@@ -52,15 +53,9 @@ bench_stacks() {
 	echo 0 >$inst/options/stacktrace
 	rmdir $inst
 	: >$tracefs/set_dtmalloc_probes
-	dtmalloc -Z -t bench --instance bench-stacks stacks --top 3 >/tmp/stacks.out 2>/tmp/stacks.err &
-	dt=$!
-	stacks_wait $tracefs/instances/bench-stacks
-	bench 11
-	kill -INT $dt
-	wait $dt || fail "dtmalloc stacks exited with $?: $(tail -n 1 /tmp/stacks.err)"
+	stacks_read bench 11
 	grep -q '^bench:malloc ' /tmp/stacks.out || fail "dtmalloc stacks: no stack of bench"
 	sed 's/^/BENCH stacks11 /' /tmp/stacks.err
-	[ -z "$(cat $tracefs/set_dtmalloc_probes)" ] || fail "dtmalloc stacks left its selection behind"
 	# perf follows the command it runs: insmod, in which the module's
 	# init measures.
 	echo 'bench' >$tracefs/set_dtmalloc_probes || fail "cannot select the probes of bench"
@@ -70,22 +65,22 @@ bench_stacks() {
 	grep -q 'Captured and wrote' /tmp/bench.err || fail "perf record: $(tail -n 1 /tmp/bench.err)"
 	rm -f /tmp/perf.data
 	: >$tracefs/set_dtmalloc_probes
-	dtmalloc -Z -t pipe --instance bench-stacks stacks --top 3 >/tmp/stacks.out 2>/tmp/stacks.err &
-	dt=$!
-	stacks_wait $tracefs/instances/bench-stacks
-	bench 14
-	kill -INT $dt
-	wait $dt || fail "dtmalloc stacks -t pipe exited with $?: $(tail -n 1 /tmp/stacks.err)"
-	[ -z "$(cat $tracefs/set_dtmalloc_probes)" ] || fail "dtmalloc stacks left its selection behind"
+	stacks_read pipe 14
 }
-stacks_wait() { # stacks_wait DIR: until DIR/events/dtmalloc/malloc/enable says 1
-	n=0
-	while [ "$(cat $1/events/dtmalloc/malloc/enable 2>/dev/null)" != 1 ] &&
-		[ $n -lt 100 ]; do
-		sleep 0.1
-		n=$((n + 1))
-	done
-	[ $n -lt 100 ] || fail "$1: dtmalloc:malloc was not enabled within 10 s"
+# stacks_read TYPE SCENARIO: scenario SCENARIO measured while dtmalloc stacks
+# reads the stacks of TYPE (-Z: the benchmark's type registers when its
+# module loads); its report in /tmp/stacks.out, its summary in
+# /tmp/stacks.err.
+stacks_read() {
+	dtmalloc -Z -t "$1" --instance bench-stacks stacks --top 3 >/tmp/stacks.out 2>/tmp/stacks.err &
+	dt=$!
+	dtmalloc_wait bench-stacks malloc
+	[ "$(cat $tracefs/instances/bench-stacks/events/dtmalloc/malloc/enable 2>/dev/null)" = 1 ] ||
+		fail "dtmalloc stacks -t $1 did not enable dtmalloc:malloc within 10 s"
+	bench "$2"
+	kill -INT $dt
+	wait $dt || fail "dtmalloc stacks -t $1 exited with $?: $(tail -n 1 /tmp/stacks.err)"
+	[ -z "$(cat $tracefs/set_dtmalloc_probes)" ] || fail "dtmalloc stacks left its selection behind"
 }
 
 echo "BENCH cpus=$(grep -c ^processor /proc/cpuinfo)"
