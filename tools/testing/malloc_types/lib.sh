@@ -36,12 +36,13 @@ mt_run() {
 # build of a target directory as built, and the cache's target directories
 # are shared by every clone: a clone whose files were written before another
 # clone's build of other content would get that build (a stale binary in the
-# guest). mt_cargo_fresh KEY DIR... makes the content decide: when the
-# repository's files under the DIRs (paths from the top of the clone; build
-# outputs, fuzzing corpora and other ignored files left out) differ from what
-# the build named KEY last saw, it touches them, so that the build that
-# follows compiles them; mt_cargo_built KEY, after that build succeeded,
-# records what it saw.
+# guest). mt_cargo_fresh KEY DIR... makes the content decide: it touches each
+# of the repository's files under the DIRs (paths from the top of the clone;
+# build outputs, fuzzing corpora and other ignored files left out) whose
+# content differs from what the build named KEY last saw, so that the build
+# that follows compiles what changed; mt_cargo_built KEY, after that build
+# succeeded, records what it saw. A file cargo does not compile (a README)
+# is touched to no effect.
 mt_repo_files() { # mt_repo_files DIR...: the repository's files under the DIRs, NUL-separated
 	if git -C "$MT_ROOT" rev-parse --git-dir >/dev/null 2>&1; then
 		(cd "$MT_ROOT" && git ls-files -z -co --exclude-standard -- "$@")
@@ -51,19 +52,22 @@ mt_repo_files() { # mt_repo_files DIR...: the repository's files under the DIRs,
 	fi
 }
 mt_cargo_fresh() {
-	local key=$1 sum
+	local key=$1 stamp
 	shift
-	# Names, modes, contents and symbolic links' targets: a tar of them
-	# without the times.
-	sum=$(mt_repo_files "$@" | sort -z | (cd "$MT_ROOT" && tar --null --no-recursion \
-		--mtime=@0 --owner=0 --group=0 --numeric-owner -cf - -T -) | sha256sum | cut -d' ' -f1)
+	stamp="$MT_CACHE/cargo-stamps/$key"
 	mkdir -p "$MT_CACHE/cargo-stamps"
-	if [ "$(cat "$MT_CACHE/cargo-stamps/$key" 2>/dev/null)" != "$sum" ]; then
-		mt_repo_files "$@" | (cd "$MT_ROOT" && xargs -0 -r touch -h)
-	fi
-	MT_CARGO_SUM=$sum
+	# "SHA-256 PATH" a file (a symbolic link: of its target), in byte order.
+	MT_CARGO_SUMS=$(mt_repo_files "$@" | (cd "$MT_ROOT" && python3 -c '
+import hashlib, os, sys
+for p in filter(None, sys.stdin.buffer.read().split(b"\0")):
+    data = b"link:" + os.readlink(p) if os.path.islink(p) else open(p, "rb").read()
+    sys.stdout.buffer.write(hashlib.sha256(data).hexdigest().encode() + b" " + p + b"\n")
+') | LC_ALL=C sort)
+	# The lines that are not in the stamp: files new or changed since.
+	LC_ALL=C comm -23 <(printf '%s\n' "$MT_CARGO_SUMS") <(LC_ALL=C sort "$stamp" 2>/dev/null) |
+		cut -d' ' -f2- | (cd "$MT_ROOT" && tr '\n' '\0' | xargs -0 -r touch -h)
 }
-mt_cargo_built() { echo "$MT_CARGO_SUM" >"$MT_CACHE/cargo-stamps/$1"; }
+mt_cargo_built() { printf '%s\n' "$MT_CARGO_SUMS" >"$MT_CACHE/cargo-stamps/$1"; }
 
 # The files this repository lays over the kernel tree: one line per file,
 # "REPOSITORY-PATH<TAB>KERNEL-PATH". Everything under these directories is at
