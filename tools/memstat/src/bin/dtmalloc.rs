@@ -275,9 +275,10 @@ impl Instance {
     }
 
     /// Adds the probes `probes` (`malloc`, `free`) of the types `spec` matches (a pattern: a
-    /// type's exact pattern, or the pattern of --probes) to the kernel's per-type selection (tracefs's
-    /// `set_dtmalloc_probes`), so that the events fire for those types only and every other
-    /// type pays nothing for the watch; taken out again when the instance is removed. A kernel
+    /// type's exact pattern, or the pattern of --probes) to the kernel's per-type selection
+    /// (tracefs's `set_dtmalloc_probes`), so that the events fire for those types only and
+    /// every other type pays nothing for the watch; taken out again when the instance is
+    /// removed. A kernel
     /// without the file is left alone: the instance's filter and dtmalloc's own test of each
     /// event then pick the types.
     ///
