@@ -278,9 +278,8 @@ impl Instance {
     /// type's exact pattern, or the pattern of --probes) to the kernel's per-type selection
     /// (tracefs's `set_dtmalloc_probes`), so that the events fire for those types only and
     /// every other type pays nothing for the watch; taken out again when the instance is
-    /// removed. A kernel
-    /// without the file is left alone: the instance's filter and dtmalloc's own test of each
-    /// event then pick the types.
+    /// removed. A kernel without the file is left alone: the instance's filter and dtmalloc's
+    /// own test of each event then pick the types.
     ///
     /// Only the probes of `probes` (`malloc`, `free`) that the selection does not hold for
     /// `spec` are added (`spec` for both, `spec:PROBE` for one) and taken out again (`!spec`,
