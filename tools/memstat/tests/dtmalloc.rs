@@ -638,6 +638,35 @@ fn fake_tracefs_type_selects_the_probes() {
     assert_eq!(lines.last(), Some(&"set_dtmalloc_probes !foo_bar"));
 }
 
+/// A watch of every type selects every type (`*`, both probes) while it runs: the selection
+/// is shared by every consumer, and while another watch's `-t` (here `binder_work:malloc`)
+/// is in it, only the selected types fire. Taken out again at the end; a `*` selected already
+/// (by a user or another watch of every type) is left alone.
+#[test]
+fn fake_tracefs_every_type_selects_every_type() {
+    let root = fake_tracefs("dt_select_all");
+    fs::write(root.join("set_dtmalloc_probes"), "binder_work:malloc\n").unwrap();
+    let out = dtmalloc(&root, &["--instance", "a", "--min", "0"], None);
+    assert_success(&out);
+    assert_eq!(
+        fs::read_to_string(root.join("set_dtmalloc_probes")).unwrap(),
+        "binder_work:malloc\n*\n!*\n"
+    );
+    let log = fs::read_to_string(root.join("fake-writes.log")).unwrap();
+    let lines: Vec<&str> = log.lines().collect();
+    assert_eq!(lines[0], "set_dtmalloc_probes *");
+    assert_eq!(lines.last(), Some(&"set_dtmalloc_probes !*"));
+
+    let root = fake_tracefs("dt_select_all_top");
+    fs::write(root.join("set_dtmalloc_probes"), "*:malloc\n*:free\n").unwrap();
+    let out = dtmalloc(&root, &["--instance", "t", "top", "--once"], None);
+    assert_success(&out);
+    assert_eq!(
+        fs::read_to_string(root.join("set_dtmalloc_probes")).unwrap(),
+        "*:malloc\n*:free\n"
+    );
+}
+
 /// `-l` prints the kernel's probe list as it is; without the file, one
 /// clear line and status 1.
 #[test]

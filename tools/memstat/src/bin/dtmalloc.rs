@@ -275,9 +275,10 @@ impl Instance {
     }
 
     /// Adds the probes `probes` (`malloc`, `free`) of the types `spec` matches (a pattern: a
-    /// type's exact pattern, or the pattern of --probes) to the kernel's per-type selection
-    /// (tracefs's `set_dtmalloc_probes`), so that the events fire for those types only and
-    /// every other type pays nothing for the watch; taken out again when the instance is
+    /// type's exact pattern, the pattern of --probes, or `*` for every type) to the kernel's
+    /// per-type selection (tracefs's `set_dtmalloc_probes`), so that the events fire for those
+    /// types, every other type pays nothing for the watch, and what other consumers select
+    /// does not hide the watched types' events; taken out again when the instance is
     /// removed. A kernel without the file is left alone: the instance's filter and dtmalloc's
     /// own test of each event then pick the types.
     ///
@@ -560,12 +561,15 @@ impl Watched {
         }
     }
 
-    /// The spec of the kernel's per-type selection that selects the watched types.
-    fn spec(&self) -> Option<String> {
+    /// The spec of the kernel's per-type selection that selects the watched types: `*` for every
+    /// type. The selection is the kernel's, shared by every consumer of the events: while it
+    /// names some types (another watch's `-t`, or a user's), only those fire, and a watch of
+    /// every type that left it alone would miss the others' events.
+    fn spec(&self) -> String {
         match self {
-            Watched::All => None,
-            Watched::Type { probe, .. } => Some(exact_pattern(probe)),
-            Watched::Probes(p) => Some(p.as_str().to_string()),
+            Watched::All => "*".to_string(),
+            Watched::Type { probe, .. } => exact_pattern(probe),
+            Watched::Probes(p) => p.as_str().to_string(),
         }
     }
 
@@ -855,10 +859,9 @@ fn run(args: &Args) -> Result<(), Failure> {
         _ => &["malloc", "free"],
     };
     // The instance's filter keeps the watch to its type whatever other consumers select; the
-    // per-type selection keeps every other type from paying for it.
-    if let Some(spec) = watched.spec() {
-        inst.select(spec, events)?;
-    }
+    // per-type selection keeps every other type from paying for it, and makes a watch of every
+    // type see every type while others select some.
+    inst.select(watched.spec(), events)?;
     if let Mode::Stacks(_) = mode {
         inst.options(&["stacktrace", "sym-offset"])?;
     }

@@ -93,9 +93,23 @@ pid=$!
 dtmalloc_wait dt52
 [ "$(cat $t/set_dtmalloc_probes | tr '\n' ' ')" = "trace_test:malloc trace_test:free " ] ||
 	fail "dtmalloc -t did not select trace_test: '$(cat $t/set_dtmalloc_probes)'"
+# A watch of every type beside it selects every type ('*'): the -t watch's
+# selection does not hide the other types' events (a pipe's) from it.
+dtmalloc --instance dt52all --min 0 >/tmp/dt52all.out 2>/tmp/dt52all.err &
+apid=$!
+dtmalloc_wait dt52all
+[ "$(cat $t/set_dtmalloc_probes | tr '\n' ' ')" = "trace_test:malloc trace_test:free *:malloc *:free " ] ||
+	fail "a watch of every type did not select every type: '$(cat $t/set_dtmalloc_probes)'"
 insmod $mod && rmmod malloc_type_trace_test || fail "insmod/rmmod"
+echo through a pipe | cat >/dev/null
 wait $pid || fail "dtmalloc -t: $(cat /tmp/dt52.err)"
 [ "$(wc -l </tmp/dt52.out)" = 6 ] || fail "dtmalloc -t: $(cat /tmp/dt52.out)"
+kill -INT $apid
+wait $apid || fail "dtmalloc of every type: $(cat /tmp/dt52all.err)"
+grep -q ': malloc(9) type pipe ' /tmp/dt52all.out ||
+	fail "the watch of every type missed the pipe beside dtmalloc -t: $(head -c 400 /tmp/dt52all.out)"
+grep -q ': malloc(9) type trace_test ' /tmp/dt52all.out ||
+	fail "the watch of every type missed trace_test: $(head -c 400 /tmp/dt52all.out)"
 [ -z "$(cat $t/set_dtmalloc_probes)" ] || fail "dtmalloc -t left a selection: $(cat $t/set_dtmalloc_probes)"
 
 # --- the documentation's examples, verbatim ---------------------------------
