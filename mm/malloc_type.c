@@ -4,9 +4,10 @@
  *
  * Every malloc type (kernel::malloc_define!() in Rust) leaves a pointer to
  * itself in the section "__malloc_types_ptrs". This file registers the types
- * of vmlinux at boot and those of a module while the module is coming, and
- * unregisters a module's types while it is going, the way tracepoints of
- * modules are found (kernel/tracepoint.c). Registration gives a type its
+ * of vmlinux at boot and those of a module while the module is coming, the
+ * way tracepoints of modules are found (kernel/tracepoint.c), and
+ * unregisters a module's types when the module core frees the module
+ * (malloc_type_module_unload()). Registration gives a type its
  * per-CPU statistics, its zone and its id; unregistration warns, as
  * FreeBSD's malloc_uninit() does, when the type still has memory allocated.
  *
@@ -445,10 +446,9 @@ static int malloc_type_register(struct malloc_type *mtp, struct module *mod)
  * and clears mti_stats, and after synchronize_rcu() malloc_type_destroy()
  * checks for leaks and frees the statistics. The accounting loads
  * mti_stats and updates the counters with preemption disabled, an
- * RCU-sched read-side critical section: an allocation or free that saw the
- * statistics (code of the module that is still running, such as its async
- * functions, which the module core waits for only after the going
- * notifier) has finished with them once the grace period has elapsed.
+ * RCU-sched read-side critical section, and the RCU readers of the registry
+ * (the /proc/malloc_stats stream) hold rcu_read_lock(): all of them have
+ * finished with the type once the grace period has elapsed.
  */
 static struct malloc_type_stats __percpu *
 malloc_type_unpublish(struct malloc_type *mtp)
@@ -590,7 +590,24 @@ void __init malloc_type_vmcoreinfo_setup(void)
 #endif /* CONFIG_VMCORE_INFO */
 
 #ifdef CONFIG_MODULES
-static void malloc_type_module_going(struct module *mod)
+/**
+ * malloc_type_module_unload() - unregister a module's malloc types
+ * @mod: the module.
+ *
+ * Takes the module's types out of the registry, logs FreeBSD's warning for
+ * each that still has memory charged, and frees their statistics. The module
+ * core calls it from free_module(), beside codetag_unload_module(): after
+ * the module's exit, the going notifier and async_synchronize_full() in
+ * delete_module(), so that what the module's async functions allocate and
+ * free is counted, and the warning is about memory still allocated. A
+ * module whose load fails after the coming notifier is unloaded from the
+ * failure path of load_module(). A type that is not registered (the coming
+ * notifier failed, or never ran) is skipped.
+ *
+ * Context: process context; takes the registry mutex and sleeps for an RCU
+ * grace period.
+ */
+void malloc_type_module_unload(struct module *mod)
 {
 	struct malloc_type_stats __percpu **stats;
 	unsigned int i, n = mod->num_malloc_types;
@@ -639,7 +656,7 @@ static int malloc_type_module_coming(struct module *mod)
 	if (ret) {
 		pr_warn("module %s: cannot register its malloc types: %d\n",
 			mod->name, ret);
-		malloc_type_module_going(mod);
+		malloc_type_module_unload(mod);
 	}
 	return ret;
 }
@@ -653,9 +670,6 @@ static int malloc_type_module_notify(struct notifier_block *nb,
 	switch (val) {
 	case MODULE_STATE_COMING:
 		ret = malloc_type_module_coming(mod);
-		break;
-	case MODULE_STATE_GOING:
-		malloc_type_module_going(mod);
 		break;
 	default:
 		break;

@@ -10,7 +10,8 @@
  * Types are found without any call from their owner: both macros place a
  * pointer to each type in the section "__malloc_types_ptrs". Types of
  * vmlinux are registered at boot, types of a module when the module is
- * coming and unregistered when it is going (see mm/malloc_type.c).
+ * coming and unregistered when the module core frees it, after its exit and
+ * its async functions (see mm/malloc_type.c).
  *
  * C code allocates through a type with the kmalloc-family functions below,
  * the type last: kmalloc_mt(), kzalloc_mt(), kmalloc_array_mt(),
@@ -99,7 +100,7 @@
  * All fields are zero in a type that was never registered. They are written
  * only by mm/malloc_type.c, under the registry mutex: at registration (boot,
  * or module coming), @mti_stats last with a release store; at unregistration
- * (module going), @mti_stats cleared, and the statistics freed only after an
+ * (module freed), @mti_stats cleared, and the statistics freed only after an
  * RCU grace period, since the accounting uses them with preemption disabled.
  * Readers outside the mutex use READ_ONCE() (atomic loads in Rust).
  */
@@ -200,7 +201,18 @@ struct malloc_type {
 
 struct module;
 
-/* Registration (mm/malloc_type.c); modules are handled by a notifier. */
+/*
+ * Registration (mm/malloc_type.c): a module's types are registered by a
+ * module notifier while it is coming, and unregistered by the module core
+ * when it frees the module.
+ */
+#ifdef CONFIG_MODULES
+void malloc_type_module_unload(struct module *mod);
+#else
+static inline void malloc_type_module_unload(struct module *mod)
+{
+}
+#endif
 int malloc_type_for_each(int (*fn)(struct malloc_type *mtp, void *arg),
 			 void *arg);
 unsigned int malloc_type_count(void);
@@ -549,6 +561,12 @@ static inline void kvfree_mt(const void *p, struct malloc_type *type)
 #else /* !CONFIG_MALLOC_TYPES */
 
 static inline void malloc_type_vmcoreinfo_setup(void)
+{
+}
+
+struct module;
+
+static inline void malloc_type_module_unload(struct module *mod)
 {
 }
 
