@@ -24,6 +24,8 @@ MALLOC_DEFINE(M_KUNIT_C, "kunit c api", "KUnit: the C API of malloc types");
 /* FreeBSD's idiom for a type of one file. */
 static MALLOC_DEFINE(M_KUNIT_C_STATIC, "kunit c static", "KUnit: a static type");
 MALLOC_DEFINE(M_KUNIT_C_REALLOC, "kunit c realloc", "KUnit: krealloc_mt()");
+MALLOC_DEFINE(M_KUNIT_C_REALLOCF, "kunit c reallocf", "KUnit: kreallocf_mt()");
+MALLOC_DEFINE(M_KUNIT_C_ZFREE, "kunit c zfree", "KUnit: kfree_sensitive_mt()");
 MALLOC_DEFINE(M_KUNIT_C_KV, "kunit c kvmalloc", "KUnit: kvmalloc_mt()");
 MALLOC_DEFINE(M_KUNIT_C_FAIL, "kunit c failure", "KUnit: failures change nothing");
 MALLOC_DEFINE(M_KUNIT_C_ZONE_A, "kunit c zone a", "KUnit: zones from C");
@@ -239,6 +241,64 @@ static void krealloc_rules(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, mt_sum(t).mts_numallocs, mt_sum(t).mts_numfrees);
 }
 
+/*
+ * kreallocf_mt(): krealloc_mt() while it succeeds; a failure frees the block,
+ * counted as a free beside the failure, and returns NULL.
+ */
+static void kreallocf_frees_on_failure(struct kunit *test)
+{
+	struct malloc_type *t = M_KUNIT_C_REALLOCF;
+	u8 *p, *q;
+
+	p = kmalloc_mt(10, GFP_KERNEL, t);
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	memset(p, 0x5a, 10);
+	q = kreallocf_mt(p, 100, GFP_KERNEL, t);
+	KUNIT_ASSERT_NOT_NULL(test, q);
+	KUNIT_EXPECT_TRUE(test, !memchr_inv(q, 0x5a, 10));
+	expect_stats(test, t, kmalloc_size_roundup(10) + kmalloc_size_roundup(100),
+		     kmalloc_size_roundup(10), 2, 1);
+
+	p = kreallocf_mt(q, KMALLOC_MAX_SIZE + 1, GFP_KERNEL | __GFP_NOWARN, t);
+	KUNIT_EXPECT_NULL(test, p);
+	expect_stats(test, t, kmalloc_size_roundup(10) + kmalloc_size_roundup(100),
+		     kmalloc_size_roundup(10) + kmalloc_size_roundup(100), 2, 2);
+	KUNIT_EXPECT_EQ(test, mt_sum(t).mts_numfailures, 1ULL);
+
+	/* NULL allocates; zero bytes frees and is no failure. */
+	p = kreallocf_mt(NULL, 8, GFP_KERNEL, t);
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	q = kreallocf_mt(p, 0, GFP_KERNEL, t);
+	KUNIT_EXPECT_PTR_EQ(test, q, (u8 *)ZERO_SIZE_PTR);
+	KUNIT_EXPECT_EQ(test, mt_mem_use(t), 0);
+	KUNIT_EXPECT_EQ(test, mt_sum(t).mts_numallocs, 3ULL);
+	KUNIT_EXPECT_EQ(test, mt_sum(t).mts_numfrees, 3ULL);
+	KUNIT_EXPECT_EQ(test, mt_sum(t).mts_numfailures, 1ULL);
+}
+
+/*
+ * kfree_sensitive_mt(): the free of the size class, of the pages of a large
+ * kmalloc; NULL and ZERO_SIZE_PTR are no-ops.
+ */
+static void kfree_sensitive_frees_the_block(struct kunit *test)
+{
+	struct malloc_type *t = M_KUNIT_C_ZFREE;
+	size_t big = KMALLOC_MAX_CACHE_SIZE + 1;
+	u8 *p, *q;
+
+	p = kmalloc_mt(20, GFP_KERNEL, t);
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	memset(p, 0x5a, 20);
+	q = kmalloc_mt(big, GFP_KERNEL, t);
+	KUNIT_ASSERT_NOT_NULL(test, q);
+	kfree_sensitive_mt(p, t);
+	kfree_sensitive_mt(q, t);
+	kfree_sensitive_mt(NULL, t);
+	kfree_sensitive_mt(ZERO_SIZE_PTR, t);
+	expect_stats(test, t, kmalloc_size_roundup(20) + (PAGE_SIZE << get_order(big)),
+		     kmalloc_size_roundup(20) + (PAGE_SIZE << get_order(big)), 2, 2);
+}
+
 /* kvmalloc_mt(): kmalloc blocks by size class, vmalloc ones by pages. */
 static void kvmalloc_kvfree(struct kunit *test)
 {
@@ -348,6 +408,8 @@ static struct kunit_case malloc_type_c_cases[] = {
 	KUNIT_CASE(zero_size_and_null),
 	KUNIT_CASE(arrays_and_overflow),
 	KUNIT_CASE(krealloc_rules),
+	KUNIT_CASE(kreallocf_frees_on_failure),
+	KUNIT_CASE(kfree_sensitive_frees_the_block),
 	KUNIT_CASE(kvmalloc_kvfree),
 	KUNIT_CASE(zones_from_c),
 	{}

@@ -15,8 +15,9 @@
  *
  * C code allocates through a type with the kmalloc-family functions below,
  * the type last: kmalloc_mt(), kzalloc_mt(), kmalloc_array_mt(),
- * kcalloc_mt(), krealloc_mt(), kfree_mt(), and kvmalloc_mt(), kvzalloc_mt(),
- * kvmalloc_array_mt(), kvfree_mt(). The accounting itself is implemented
+ * kcalloc_mt(), krealloc_mt(), kreallocf_mt(), kfree_mt(),
+ * kfree_sensitive_mt(), and kvmalloc_mt(), kvzalloc_mt(), kvmalloc_array_mt(),
+ * kvfree_mt(). The accounting itself is implemented
  * once, in Rust (rust/kernel/malloc_type/c_api.rs); these are thin wrappers.
  *
  * Documentation/core-api/malloc_types.rst describes the design.
@@ -327,6 +328,9 @@ void *malloc_type_kmalloc_node(size_t size, gfp_t flags, int node,
 void *malloc_type_krealloc(const void *p, size_t new_size, gfp_t flags,
 			   struct malloc_type *mtp);
 void malloc_type_kfree(const void *p, struct malloc_type *mtp);
+void *malloc_type_kreallocf(const void *p, size_t new_size, gfp_t flags,
+			    struct malloc_type *mtp);
+void malloc_type_kfree_sensitive(const void *p, struct malloc_type *mtp);
 void *malloc_type_kvmalloc_node(size_t size, gfp_t flags, int node,
 				struct malloc_type *mtp);
 void malloc_type_kvfree(const void *p, struct malloc_type *mtp);
@@ -470,6 +474,44 @@ static inline void kfree_mt(const void *p, struct malloc_type *type)
 }
 
 /**
+ * kreallocf_mt() - krealloc_mt() that frees the block when it fails
+ * @p: NULL, ZERO_SIZE_PTR, or memory of kmalloc_mt() and friends of @type;
+ *	not used again, whether the call succeeds or fails.
+ * @new_size: bytes wanted; 0 frees @p and returns ZERO_SIZE_PTR.
+ * @flags: GFP flags, as for kmalloc().
+ * @type: the malloc type @p was charged to.
+ *
+ * FreeBSD's reallocf(9): krealloc_mt(), except that a failure frees @p
+ * (counted as a free of @type, beside the failure), so that the idiom
+ * ``p = kreallocf_mt(p, n, gfp, type)`` does not leak @p when it fails.
+ *
+ * Context: as for kmalloc() with @flags.
+ * Return: the memory, or NULL on failure, with @p freed.
+ */
+static inline void *kreallocf_mt(const void *p, size_t new_size, gfp_t flags,
+				 struct malloc_type *type)
+{
+	return malloc_type_kreallocf(p, new_size, flags, type);
+}
+
+/**
+ * kfree_sensitive_mt() - zero, then free memory charged to a malloc type
+ * @p: NULL, ZERO_SIZE_PTR (no-op), or memory of kmalloc_mt() and friends.
+ * @type: the malloc type @p was charged to.
+ *
+ * FreeBSD's zfree(9), kfree_sensitive() charged to a type: zeroes the whole
+ * block @p consumed (its size class, or the pages of a large kmalloc, not
+ * the size requested), then frees it. For memory that held keys,
+ * credentials or other secrets.
+ *
+ * Context: any context, as kfree_sensitive().
+ */
+static inline void kfree_sensitive_mt(const void *p, struct malloc_type *type)
+{
+	malloc_type_kfree_sensitive(p, type);
+}
+
+/**
  * kvmalloc_node_mt() - kvmalloc_node() charged to a malloc type
  * @size: bytes wanted.
  * @flags: GFP flags, as for kvmalloc().
@@ -582,6 +624,17 @@ static inline void malloc_type_module_unload(struct module *mod)
 #define krealloc_mt(p, new_size, flags, type)				\
 	((void)(type), krealloc(p, new_size, flags))
 #define kfree_mt(p, type)		((void)(type), kfree(p))
+#define kfree_sensitive_mt(p, type)	((void)(type), kfree_sensitive(p))
+/* reallocf(): a failed krealloc() frees the block. */
+static inline void *kreallocf_mt(const void *p, size_t new_size, gfp_t flags,
+				 struct malloc_type *type)
+{
+	void *q = krealloc(p, new_size, flags);
+
+	if (!q)
+		kfree(p);
+	return q;
+}
 #define kvmalloc_node_mt(size, flags, node, type)			\
 	((void)(type), kvmalloc_node(size, flags, node))
 #define kvmalloc_mt(size, flags, type)	((void)(type), kvmalloc(size, flags))

@@ -551,6 +551,97 @@ impl MallocType {
         }
     }
 
+    /// Resizes `ptr` to `new_size` bytes as [`MallocType::realloc`] does, and frees `ptr` when
+    /// that fails (`reallocf`): FreeBSD's answer to `p = realloc(p, n)`, which loses the block
+    /// when the resize fails.
+    ///
+    /// # Context
+    ///
+    /// As for [`MallocType::realloc`].
+    ///
+    /// # Errors
+    ///
+    /// [`AllocError`]: the failure is counted, and `ptr` is freed (a free of the type).
+    ///
+    /// # Safety
+    ///
+    /// As for [`MallocType::realloc`]; `ptr` must not be used again, whether the call succeeds
+    /// or fails.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// kernel::malloc_define!(M_REALLOCF_DOC, "reallocf doc", "reallocf() example");
+    ///
+    /// let p = M_REALLOCF_DOC.malloc(10, GFP_KERNEL)?;
+    /// // SAFETY: `p` came from `M_REALLOCF_DOC`; it is not used again.
+    /// let p = unsafe { M_REALLOCF_DOC.reallocf(p.as_ptr().cast(), 100, GFP_KERNEL)? };
+    /// // A size no allocation can have: the resize fails, and the block is freed.
+    /// // SAFETY: `p` came from `M_REALLOCF_DOC`; it is not used again.
+    /// let r = unsafe { M_REALLOCF_DOC.reallocf(p.as_ptr().cast(), usize::MAX, GFP_KERNEL) };
+    /// assert!(r.is_err());
+    /// let s = M_REALLOCF_DOC.stats();
+    /// assert_eq!((s.numallocs, s.numfrees, s.numfailures), (2, 2, 1));
+    /// assert_eq!(s.mem_use(), 0);
+    /// # Ok::<(), Error>(())
+    /// ```
+    pub unsafe fn reallocf(
+        &self,
+        ptr: *mut u8,
+        new_size: usize,
+        flags: Flags,
+    ) -> Result<NonNull<[u8]>, AllocError> {
+        // SAFETY: By the safety requirements `ptr` is null, dangling or a live allocation of
+        // the raw API of this type.
+        let r = unsafe { self.realloc(ptr, new_size, flags) };
+        if r.is_err() {
+            // SAFETY: The failed resize left `ptr` as it was: null, dangling or a live
+            // allocation of the raw API of this type, not used again (safety requirements).
+            unsafe { self.free(ptr) };
+        }
+        r
+    }
+
+    /// Zeroes the whole block `ptr` consumed (its size class, or the pages of a large kmalloc,
+    /// not the size requested), then frees it (`zfree(ptr, type)`): for blocks that held keys,
+    /// credentials or other secrets. `kfree_sensitive()` charged to the type; null and the
+    /// dangling pointer of a zero-byte allocation are a no-op.
+    ///
+    /// # Context
+    ///
+    /// Any context (as `kfree_sensitive()`).
+    ///
+    /// # Safety
+    ///
+    /// As for [`MallocType::free`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// kernel::malloc_define!(M_ZFREE_DOC, "zfree doc", "zfree() example");
+    ///
+    /// let p = M_ZFREE_DOC.malloc(20, GFP_KERNEL)?;
+    /// // SAFETY: `p` is valid for writes of 20 bytes.
+    /// unsafe { p.as_ptr().cast::<u8>().write_bytes(0x5a, 20) };
+    /// // SAFETY: `p` came from `M_ZFREE_DOC` and is not used again.
+    /// unsafe { M_ZFREE_DOC.zfree(p.as_ptr().cast()) };
+    /// let s = M_ZFREE_DOC.stats();
+    /// assert_eq!((s.numallocs, s.numfrees, s.memfreed), (1, 1, 32));
+    /// # Ok::<(), Error>(())
+    /// ```
+    pub unsafe fn zfree(&self, ptr: *mut u8) {
+        if zero_or_null(ptr) {
+            return;
+        }
+        // SAFETY: `ptr` is a live kmalloc block of the raw API of this type (safety
+        // requirements).
+        let size = unsafe { bindings::malloc_type_block_size(ptr.cast()) };
+        // SAFETY: As above, and it is not used again. `kfree_sensitive()` zeroes the bytes
+        // `ksize()` reports (the whole object, or the pages of a large kmalloc) and frees it.
+        unsafe { bindings::kfree_sensitive(ptr.cast()) };
+        self.account_free(size);
+    }
+
     /// [`KVmalloc`]'s allocator charging this type, with the contract of
     /// [`Allocator::realloc`]: kmalloc's accounting for the blocks kmalloc served and vmalloc's
     /// (page-rounded, zindx -1) for the others. A failed allocation counts a failure only; a

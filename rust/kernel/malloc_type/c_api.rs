@@ -4,7 +4,7 @@
 //!
 //! `include/linux/malloc_type.h` gives C code FreeBSD's `MALLOC_DEFINE()` and kmalloc-style
 //! functions with the type last (`kmalloc_mt(size, flags, M_FOO)`, `kfree_mt(p, M_FOO)`, ...).
-//! They are thin inline wrappers over the five functions here, which are the Rust
+//! They are thin inline wrappers over the seven functions here, which are the Rust
 //! implementation exported to C: the accounting, the zones and the tracepoints stay one
 //! implementation, [`MallocType`]'s.
 //!
@@ -172,6 +172,66 @@ unsafe extern "C" fn malloc_type_krealloc(
             NumaNode::NO_NODE,
         )
     })
+}
+
+/// Resizes `p` to `new_size` bytes, charged to `mtp`, and frees `p` when that fails:
+/// `kreallocf_mt()`, FreeBSD's `reallocf()`.
+///
+/// As [`malloc_type_krealloc`], but a failure returns NULL with `p` freed (a free of the type)
+/// and the failure counted. A NULL `mtp` warns, frees `p` without accounting (the caller does
+/// not use it again) and returns NULL.
+///
+/// # Safety
+///
+/// As for [`malloc_type_krealloc`]; `p` is not used again, whether the call succeeds or fails.
+///
+/// # Context
+///
+/// As for `krealloc()` with `flags`.
+#[export]
+unsafe extern "C" fn malloc_type_kreallocf(
+    p: *const c_void,
+    new_size: usize,
+    flags: bindings::gfp_t,
+    mtp: *mut bindings::malloc_type,
+) -> *mut c_void {
+    // SAFETY: By the safety requirements.
+    let Some(t) = (unsafe { type_of(mtp) }) else {
+        // SAFETY: `p` is NULL, `ZERO_SIZE_PTR` or a live kmalloc block, not used again (safety
+        // requirements).
+        unsafe { bindings::kfree(p) };
+        return ptr::null_mut();
+    };
+    // SAFETY: `p` is NULL, `ZERO_SIZE_PTR` or a live block of the raw API of `t`, not used
+    // again (safety requirements).
+    to_c(unsafe { t.reallocf(p.cast_mut().cast(), new_size, Flags::from_raw(flags)) })
+}
+
+/// Zeroes the whole block `p` consumed, then frees it, charged to `mtp`: `kfree_sensitive_mt()`,
+/// FreeBSD's `zfree()`. NULL and `ZERO_SIZE_PTR` are a no-op; the size comes from the block.
+///
+/// # Safety
+///
+/// As for [`malloc_type_kfree`].
+///
+/// # Context
+///
+/// Any context, as `kfree_sensitive()`.
+#[export]
+unsafe extern "C" fn malloc_type_kfree_sensitive(
+    p: *const c_void,
+    mtp: *mut bindings::malloc_type,
+) {
+    if zero_or_null(p) {
+        return;
+    }
+    // SAFETY: By the safety requirements.
+    match unsafe { type_of(mtp) } {
+        // SAFETY: `p` is a live block of the raw API of `t` (safety requirements).
+        Some(t) => unsafe { t.zfree(p.cast_mut().cast()) },
+        // SAFETY: `p` is a live kmalloc block (safety requirements), not used again.
+        None => unsafe { bindings::kfree_sensitive(p) },
+    }
 }
 
 /// Frees `p`, charged to `mtp`: `kfree_mt()`. NULL and `ZERO_SIZE_PTR` are a no-op; the size
