@@ -2,9 +2,10 @@
 /*
  * C malloc types sample.
  *
- * Defines two malloc types with MALLOC_DEFINE() and allocates with each
- * function of the C API: kzalloc_mt(), kmalloc_mt() then krealloc_mt(),
- * kmalloc_array_mt(), kcalloc_mt() and kvzalloc_mt(). The types are placed
+ * Defines two malloc types with MALLOC_DEFINE() and allocates with the
+ * functions of the C API: kzalloc_mt() then kfree_sensitive_mt(),
+ * kmalloc_mt() then kreallocf_mt(), kmalloc_array_mt(), kcalloc_mt() and
+ * kvzalloc_mt(). The types are placed
  * as FreeBSD code places them: "c sample leak" is a static type of this
  * file; "c sample buf" is shared with the other file of the module
  * (sample_table.c, through MALLOC_DECLARE() in malloc_types_sample.h) and
@@ -36,7 +37,7 @@ module_param(leak, uint, 0444);
 MODULE_PARM_DESC(leak, "Blocks of 256 bytes to leak on purpose, shown at unload (at most 1000)");
 
 /* Kept until unload. */
-static u8 *buf;		/* kmalloc_mt(1024), grown to 4096 with krealloc_mt() */
+static u8 *buf;		/* kmalloc_mt(1024), grown to 4096 with kreallocf_mt() */
 static u64 *array;	/* kmalloc_array_mt(64, sizeof(u64)): 512 bytes */
 
 static int __init malloc_types_sample_init(void)
@@ -45,11 +46,14 @@ static int __init malloc_types_sample_init(void)
 	u8 *p;
 	unsigned int i;
 
-	/* Freed at once: kzalloc_mt(200) and kcalloc_mt(3, 4). */
+	/*
+	 * Freed at once: kzalloc_mt(200), zeroed again when freed as memory
+	 * that held a secret is (kfree_sensitive_mt()), and kcalloc_mt(3, 4).
+	 */
 	p = kzalloc_mt(200, GFP_KERNEL, M_C_SAMPLE_BUF);
 	if (!p)
 		return -ENOMEM;
-	kfree_mt(p, M_C_SAMPLE_BUF);
+	kfree_sensitive_mt(p, M_C_SAMPLE_BUF);
 	scratch = kcalloc_mt(3, sizeof(*scratch), GFP_KERNEL, M_C_SAMPLE_BUF);
 	if (!scratch)
 		return -ENOMEM;
@@ -58,10 +62,10 @@ static int __init malloc_types_sample_init(void)
 	buf = kmalloc_mt(1024, GFP_KERNEL, M_C_SAMPLE_BUF);
 	if (!buf)
 		return -ENOMEM;
-	p = krealloc_mt(buf, 4096, GFP_KERNEL, M_C_SAMPLE_BUF);
-	if (!p)
-		goto out_buf;
-	buf = p;
+	/* FreeBSD's reallocf(): a failure frees buf, so nothing leaks here. */
+	buf = kreallocf_mt(buf, 4096, GFP_KERNEL, M_C_SAMPLE_BUF);
+	if (!buf)
+		return -ENOMEM;
 	array = kmalloc_array_mt(64, sizeof(*array), GFP_KERNEL, M_C_SAMPLE_BUF);
 	if (!array)
 		goto out_buf;

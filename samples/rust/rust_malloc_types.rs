@@ -3,8 +3,8 @@
 //! Rust malloc types sample.
 //!
 //! Defines three malloc types (one with spaces in its name) and allocates with each form of the
-//! API: typed malloc, zero-malloc, realloc, array allocation, and `Box` / `Vec` with the typed
-//! allocator. Some allocations live until the module is unloaded; with `leak=N` the module
+//! API: typed malloc, zero-malloc, reallocf, zfree, array allocation, and `Box` / `Vec` with the
+//! typed allocator. Some allocations live until the module is unloaded; with `leak=N` the module
 //! leaks N more blocks of 256 bytes of "sample leak" on purpose, so that unloading it shows the
 //! kernel's warning:
 //!
@@ -75,22 +75,16 @@ impl kernel::Module for RustMallocTypes {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         pr_info!("Rust malloc types sample (init)\n");
 
-        // A scratch buffer that is used and freed at once.
+        // A scratch buffer that is used and freed at once, zeroed first (`zfree`), as a buffer
+        // that held a secret is.
         let scratch = M_SAMPLE_BUF.zmalloc(200, GFP_KERNEL)?;
         // SAFETY: `scratch` came from `M_SAMPLE_BUF` with 200 bytes and is not used again.
-        unsafe { M_SAMPLE_BUF.free(scratch.as_ptr().cast()) };
+        unsafe { M_SAMPLE_BUF.zfree(scratch.as_ptr().cast()) };
 
-        // A buffer that grows from 1 KiB to 4 KiB.
+        // A buffer that grows from 1 KiB to 4 KiB; `reallocf` frees it if that fails.
         let small = M_SAMPLE_BUF.malloc(1024, GFP_KERNEL)?;
-        // SAFETY: `small` came from `M_SAMPLE_BUF` with 1024 bytes.
-        let buf = match unsafe { M_SAMPLE_BUF.realloc(small.as_ptr().cast(), 4096, GFP_KERNEL) } {
-            Ok(p) => p,
-            Err(e) => {
-                // SAFETY: A failed realloc leaves `small` allocated.
-                unsafe { M_SAMPLE_BUF.free(small.as_ptr().cast()) };
-                return Err(e.into());
-            }
-        };
+        // SAFETY: `small` came from `M_SAMPLE_BUF` with 1024 bytes and is not used again.
+        let buf = unsafe { M_SAMPLE_BUF.reallocf(small.as_ptr().cast(), 4096, GFP_KERNEL)? };
 
         // An array; the element count times the size is checked for overflow.
         let array = match M_SAMPLE_BUF.mallocarray(ARRAY_LEN, size_of::<u64>(), GFP_KERNEL) {
