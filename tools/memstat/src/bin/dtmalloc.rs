@@ -1091,10 +1091,15 @@ fn run(args: &Args) -> Result<(), Failure> {
             w.top.events()
         );
     }
+    // The pipe's `[LOST N EVENTS]` markers are the increments of the ring buffer's overrun
+    // counter as the reader meets them (ring_buffer.c: `lost_events = overrun - last_overrun`):
+    // the same events as `overrun`, counted once (the larger, should the stats be unreadable).
+    // Dropped events (a full buffer that does not overwrite) are others.
+    let lost = w.top.lost().max(overrun).saturating_add(dropped);
     eprintln!(
         "dtmalloc: {} events, {} lost (LOST EVENTS markers {}, overrun {}, dropped {}), {} unparsed lines{}",
         w.top.events(),
-        w.top.lost().saturating_add(overrun).saturating_add(dropped),
+        lost,
         w.top.lost(),
         overrun,
         dropped,
