@@ -27,6 +27,7 @@ MALLOC_DEFINE(M_KUNIT_C_REALLOC, "kunit c realloc", "KUnit: krealloc_mt()");
 MALLOC_DEFINE(M_KUNIT_C_REALLOCF, "kunit c reallocf", "KUnit: kreallocf_mt()");
 MALLOC_DEFINE(M_KUNIT_C_ZFREE, "kunit c zfree", "KUnit: kfree_sensitive_mt()");
 MALLOC_DEFINE(M_KUNIT_C_KV, "kunit c kvmalloc", "KUnit: kvmalloc_mt()");
+MALLOC_DEFINE(M_KUNIT_C_OTHER, "kunit c other", "KUnit: malloc_type_allocated()");
 MALLOC_DEFINE(M_KUNIT_C_FAIL, "kunit c failure", "KUnit: failures change nothing");
 MALLOC_DEFINE(M_KUNIT_C_ZONE_A, "kunit c zone a", "KUnit: zones from C");
 MALLOC_DEFINE(M_KUNIT_C_ZONE_B, "kunit c zone b", "KUnit: zones from C");
@@ -299,6 +300,44 @@ static void kfree_sensitive_frees_the_block(struct kunit *test)
 		     kmalloc_size_roundup(20) + (PAGE_SIZE << get_order(big)), 2, 2);
 }
 
+/*
+ * malloc_type_allocated() and malloc_type_freed(): objects of a kmem_cache
+ * charged to a type, one allocation or free each of the size given, with no
+ * size class; zero bytes change nothing.
+ */
+static void allocated_and_freed(struct kunit *test)
+{
+	struct malloc_type *t = M_KUNIT_C_OTHER;
+	struct kmem_cache *cache;
+	unsigned int size;
+	void *a, *b;
+
+	cache = kmem_cache_create("malloc_type_kunit_other", 100, 0, 0, NULL);
+	KUNIT_ASSERT_NOT_NULL(test, cache);
+	size = kmem_cache_size(cache);
+	a = kmem_cache_alloc(cache, GFP_KERNEL);
+	b = kmem_cache_alloc(cache, GFP_KERNEL);
+	if (!a || !b) {
+		kmem_cache_free(cache, a);
+		kmem_cache_free(cache, b);
+		kmem_cache_destroy(cache);
+		KUNIT_FAIL(test, "kmem_cache_alloc() failed");
+		return;
+	}
+	malloc_type_allocated(t, size);
+	malloc_type_allocated(t, size);
+	malloc_type_allocated(t, 0);
+	expect_stats(test, t, 2 * size, 0, 2, 0);
+	KUNIT_EXPECT_EQ(test, mt_sum(t).mts_size, 0ULL);
+	kmem_cache_free(cache, a);
+	malloc_type_freed(t, size);
+	kmem_cache_free(cache, b);
+	malloc_type_freed(t, size);
+	malloc_type_freed(t, 0);
+	expect_stats(test, t, 2 * size, 2 * size, 2, 2);
+	kmem_cache_destroy(cache);
+}
+
 /* kvmalloc_mt(): kmalloc blocks by size class, vmalloc ones by pages. */
 static void kvmalloc_kvfree(struct kunit *test)
 {
@@ -410,6 +449,7 @@ static struct kunit_case malloc_type_c_cases[] = {
 	KUNIT_CASE(krealloc_rules),
 	KUNIT_CASE(kreallocf_frees_on_failure),
 	KUNIT_CASE(kfree_sensitive_frees_the_block),
+	KUNIT_CASE(allocated_and_freed),
 	KUNIT_CASE(kvmalloc_kvfree),
 	KUNIT_CASE(zones_from_c),
 	{}

@@ -17,8 +17,10 @@
  * the type last: kmalloc_mt(), kzalloc_mt(), kmalloc_array_mt(),
  * kcalloc_mt(), krealloc_mt(), kreallocf_mt(), kfree_mt(),
  * kfree_sensitive_mt(), and kvmalloc_mt(), kvzalloc_mt(), kvmalloc_array_mt(),
- * kvfree_mt(). The accounting itself is implemented
- * once, in Rust (rust/kernel/malloc_type/c_api.rs); these are thin wrappers.
+ * kvfree_mt(); memory of other allocators is charged with
+ * malloc_type_allocated() and malloc_type_freed(). The accounting itself is
+ * implemented once, in Rust (rust/kernel/malloc_type/c_api.rs); these are
+ * thin wrappers.
  *
  * Documentation/core-api/malloc_types.rst describes the design.
  */
@@ -331,6 +333,32 @@ void malloc_type_kfree(const void *p, struct malloc_type *mtp);
 void *malloc_type_kreallocf(const void *p, size_t new_size, gfp_t flags,
 			    struct malloc_type *mtp);
 void malloc_type_kfree_sensitive(const void *p, struct malloc_type *mtp);
+/**
+ * malloc_type_allocated() - charge memory of another allocator to a type
+ * @mtp: the malloc type.
+ * @size: the bytes the memory consumes (kmem_cache_size() of a cache's
+ *	object, the pages of a page allocation); 0 charges nothing.
+ *
+ * FreeBSD's malloc_type_allocated(9): for code that gets memory elsewhere (a
+ * kmem_cache, a mempool, the page allocator), so that a subsystem's memory
+ * shows in its type's row. Counts one allocation of @size bytes with no size
+ * class (zindx -1, no mts_size bit); the dtmalloc:malloc event fires. Give
+ * malloc_type_freed() the same size when the memory is freed.
+ *
+ * Context: any context.
+ */
+void malloc_type_allocated(struct malloc_type *mtp, unsigned long size);
+/**
+ * malloc_type_freed() - uncharge memory charged with malloc_type_allocated()
+ * @mtp: the malloc type.
+ * @size: the size given to malloc_type_allocated(); 0 changes nothing.
+ *
+ * FreeBSD's malloc_type_freed(9): counts one free of @size bytes; the
+ * dtmalloc:free event fires.
+ *
+ * Context: any context.
+ */
+void malloc_type_freed(struct malloc_type *mtp, unsigned long size);
 void *malloc_type_kvmalloc_node(size_t size, gfp_t flags, int node,
 				struct malloc_type *mtp);
 void malloc_type_kvfree(const void *p, struct malloc_type *mtp);
@@ -625,6 +653,9 @@ static inline void malloc_type_module_unload(struct module *mod)
 	((void)(type), krealloc(p, new_size, flags))
 #define kfree_mt(p, type)		((void)(type), kfree(p))
 #define kfree_sensitive_mt(p, type)	((void)(type), kfree_sensitive(p))
+#define malloc_type_allocated(type, size)	((void)(type), (void)(size))
+#define malloc_type_freed(type, size)		((void)(type), (void)(size))
+
 /* reallocf(): a failed krealloc() frees the block. */
 static inline void *kreallocf_mt(const void *p, size_t new_size, gfp_t flags,
 				 struct malloc_type *type)
@@ -635,6 +666,7 @@ static inline void *kreallocf_mt(const void *p, size_t new_size, gfp_t flags,
 		kfree(p);
 	return q;
 }
+
 #define kvmalloc_node_mt(size, flags, node, type)			\
 	((void)(type), kvmalloc_node(size, flags, node))
 #define kvmalloc_mt(size, flags, type)	((void)(type), kvmalloc(size, flags))

@@ -4,7 +4,7 @@
 //!
 //! `include/linux/malloc_type.h` gives C code FreeBSD's `MALLOC_DEFINE()` and kmalloc-style
 //! functions with the type last (`kmalloc_mt(size, flags, M_FOO)`, `kfree_mt(p, M_FOO)`, ...).
-//! They are thin inline wrappers over the seven functions here, which are the Rust
+//! They are thin inline wrappers over the functions here, which are the Rust
 //! implementation exported to C: the accounting, the zones and the tracepoints stay one
 //! implementation, [`MallocType`]'s.
 //!
@@ -27,6 +27,7 @@ use crate::{
     bindings,
     ffi::{
         c_int,
+        c_ulong,
         c_void, //
     },
     prelude::*,
@@ -307,5 +308,43 @@ unsafe extern "C" fn malloc_type_kvfree(p: *const c_void, mtp: *mut bindings::ma
     // SAFETY: By the safety requirements.
     if let Some(t) = unsafe { type_of(mtp) } {
         t.account_free(size);
+    }
+}
+
+/// Charges `size` bytes that came from another allocator to `mtp`, as one allocation:
+/// `malloc_type_allocated()`, FreeBSD's. Zero bytes charge nothing; a NULL `mtp` warns.
+///
+/// # Safety
+///
+/// `mtp` is NULL or a malloc type (`MALLOC_DEFINE()`) that outlives the call.
+///
+/// # Context
+///
+/// Any context.
+#[export]
+unsafe extern "C" fn malloc_type_allocated(mtp: *mut bindings::malloc_type, size: c_ulong) {
+    // SAFETY: By the safety requirements.
+    if let Some(t) = unsafe { type_of(mtp) } {
+        // CAST: `c_ulong` and `usize` have the same width on 64-bit kernels.
+        t.allocated(size as usize);
+    }
+}
+
+/// Takes `size` bytes charged with `malloc_type_allocated()` off `mtp`, as one free:
+/// `malloc_type_freed()`, FreeBSD's. Zero bytes change nothing; a NULL `mtp` warns.
+///
+/// # Safety
+///
+/// As for [`malloc_type_allocated`].
+///
+/// # Context
+///
+/// Any context.
+#[export]
+unsafe extern "C" fn malloc_type_freed(mtp: *mut bindings::malloc_type, size: c_ulong) {
+    // SAFETY: By the safety requirements.
+    if let Some(t) = unsafe { type_of(mtp) } {
+        // CAST: As in `malloc_type_allocated`.
+        t.freed(size as usize);
     }
 }

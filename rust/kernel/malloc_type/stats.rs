@@ -416,6 +416,61 @@ impl MallocType {
         }
     }
 
+    /// Charges `size` bytes that the caller got from another allocator (a `kmem_cache`, a
+    /// mempool, the page allocator) to the type, as one allocation (FreeBSD's
+    /// `malloc_type_allocated()`), so that a subsystem's memory shows in its type's row
+    /// whatever allocator it comes from. No size class is recorded (zindx -1, no `mts_size`
+    /// bit), and the `dtmalloc:malloc` event fires with zindx -1. Zero bytes charge nothing, as
+    /// in FreeBSD, where a failed allocation passes 0.
+    ///
+    /// Charge what the memory consumes (`kmem_cache_size()` of a cache's object, the pages of
+    /// a page allocation), and give [`MallocType::freed`] the same size when it is freed.
+    ///
+    /// # Context
+    ///
+    /// Any context.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use kernel::page::{Page, PAGE_SIZE};
+    ///
+    /// kernel::malloc_define!(M_ALLOCATED_DOC, "allocated doc", "allocated() example");
+    ///
+    /// // A page from the page allocator, charged to the type while it is used.
+    /// let page = Page::alloc_page(GFP_KERNEL)?;
+    /// M_ALLOCATED_DOC.allocated(PAGE_SIZE);
+    /// let s = M_ALLOCATED_DOC.stats();
+    /// assert_eq!((s.numallocs, s.memalloced, s.size), (1, PAGE_SIZE as u64, 0));
+    /// drop(page);
+    /// M_ALLOCATED_DOC.freed(PAGE_SIZE);
+    /// M_ALLOCATED_DOC.allocated(0);
+    /// let s = M_ALLOCATED_DOC.stats();
+    /// assert_eq!((s.numallocs, s.numfrees, s.mem_use()), (1, 1, 0));
+    /// # Ok::<(), Error>(())
+    /// ```
+    #[inline]
+    pub fn allocated(&self, size: usize) {
+        if size != 0 {
+            self.account_alloc_class(size, -1, 0);
+        }
+    }
+
+    /// Takes `size` bytes charged with [`MallocType::allocated`] off the type, as one free
+    /// (FreeBSD's `malloc_type_freed()`); the `dtmalloc:free` event fires. Zero bytes change
+    /// nothing, so that a zero-byte [`MallocType::allocated`] and its free stay balanced
+    /// (FreeBSD counts a free of 0 bytes).
+    ///
+    /// # Context
+    ///
+    /// Any context.
+    #[inline]
+    pub fn freed(&self, size: usize) {
+        if size != 0 {
+            self.account_free(size);
+        }
+    }
+
     /// Counts a typed allocation that returned no memory on this CPU (`mts_numfailures`);
     /// nothing when the type is not registered. Out of line: only failures call it. Returns
     /// [`AllocError`], for `ok_or_else()` and `map_err()`.
