@@ -6,7 +6,10 @@
 # the dtmalloc events show exactly those allocations and frees. The device
 # is set up through configfs, whose open attribute files are charged to the
 # C type "configfs buffer": each write allocates two blocks, and nothing is
-# left in use once the files are closed.
+# left in use once the files are closed. The device's directory entries come
+# from configfs's own kmem_cache and are charged to "configfs dirent" with
+# malloc_type_allocated(): in use while the device's directory exists, back
+# to where they were when it is removed.
 name=72-rnull
 fail() { echo "$name: FAIL: $*"; exit 1; }
 types=/proc/malloc_types
@@ -35,7 +38,13 @@ echo 1 >$inst/events/dtmalloc/enable
 set -- $(row "configfs buffer")
 [ $# = 3 ] || fail "no configfs buffer row"
 cfs_in0=$1 cfs_req0=$3
+set -- $(row "configfs dirent")
+[ $# = 3 ] || fail "no configfs dirent row"
+dir_in0=$1 dir_req0=$3
 mkdir $dev || fail "mkdir $dev"
+set -- $(row "configfs dirent")
+[ "$1" -gt "$dir_in0" ] || fail "configfs dirent in use did not grow with $dev: $1, before: $dir_in0"
+dir_in1=$1
 echo 16 >$dev/size || fail "set size"
 echo 1 >$dev/power || fail "power on"
 [ -b /dev/rnullb0 ] || fail "no /dev/rnullb0"
@@ -58,6 +67,10 @@ echo 0 >$inst/events/dtmalloc/enable
 set -- $(row "configfs buffer")
 [ "$1" = "$cfs_in0" ] || fail "configfs buffer in use after the device went: $1, before: $cfs_in0"
 [ $(($3 - cfs_req0)) -ge 6 ] || fail "configfs buffer requests grew by $(($3 - cfs_req0)), not 6 or more"
+set -- $(row "configfs dirent")
+[ "$1" = "$dir_in0" ] || fail "configfs dirent in use after $dev went: $1, before: $dir_in0"
+[ $(($3 - dir_req0)) -ge $((dir_in1 - dir_in0)) ] ||
+	fail "configfs dirent requests grew by $(($3 - dir_req0)), fewer than the $((dir_in1 - dir_in0)) entries of $dev"
 for t in "rnull tagset" "rnull queue"; do
 	[ "$(row "$t")" = "0 0K 1" ] || fail "$t after the device went: '$(row "$t")' (idle balance is 0 0K 1)"
 done

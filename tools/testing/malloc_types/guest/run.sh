@@ -9,7 +9,8 @@
 #    charged to the default type "rust kmalloc"), Binder IPC between
 #    processes through Rust Binder (binderload, built on rsbinder) and block
 #    I/O on a Rust null_blk (rnull) device, set up through configfs (its
-#    open attribute files are charged to the C type "configfs buffer");
+#    open attribute files are charged to the C type "configfs buffer", its
+#    directory entries to "configfs dirent");
 #  - a dtmalloc top snapshot and the dtmalloc event view (4 KiB and more)
 #    recorded while they run, and the kernel stacks of "binder work" under
 #    the Binder workload (dtmalloc stacks: the top 3, a flame graph and a
@@ -38,7 +39,7 @@ run memstat -m -H
 
 # The peaks of the workloads' types, tracked from now (or from their
 # registration, for the modules loaded below).
-echo 'binder_* rnull* sample_* c_sample_* pipe' >/proc/malloc_types_peak ||
+echo 'binder_* rnull* sample_* c_sample_* pipe configfs_*' >/proc/malloc_types_peak ||
 	{ echo "FAILED: /proc/malloc_types_peak"; rc=1; }
 
 # Watch while the workloads run: dtmalloc-top and the event view.
@@ -121,7 +122,7 @@ run memstat -m -H
 
 banner "memstat -m -l (failures, peak KiB in use and owner of the workloads' types)"
 # Probe names (white space as `_`): a pattern has no spaces.
-for p in 'binder_*' 'rnull_*' 'sample_*' 'c_sample_*' pipe; do
+for p in 'binder_*' 'rnull_*' 'sample_*' 'c_sample_*' pipe 'configfs_*'; do
 	memstat -m -l -H --name "$p" >/tmp/list.out || { echo "FAILED: memstat --name $p"; rc=1; }
 	{ [ "$p" = 'binder_*' ] && cat || tail -n +2; } </tmp/list.out
 done
