@@ -200,8 +200,6 @@ struct malloc_type {
  */
 #define MALLOC_DECLARE(type)	extern struct malloc_type type[1]
 
-#ifdef CONFIG_MALLOC_TYPES
-
 struct module;
 
 /*
@@ -209,13 +207,16 @@ struct module;
  * module notifier while it is coming, and unregistered by the module core
  * when it frees the module.
  */
-#ifdef CONFIG_MODULES
+#if defined(CONFIG_MALLOC_TYPES) && defined(CONFIG_MODULES)
 void malloc_type_module_unload(struct module *mod);
 #else
 static inline void malloc_type_module_unload(struct module *mod)
 {
 }
 #endif
+
+#ifdef CONFIG_MALLOC_TYPES
+
 int malloc_type_for_each(int (*fn)(struct malloc_type *mtp, void *arg),
 			 void *arg);
 unsigned int malloc_type_count(void);
@@ -631,12 +632,6 @@ static inline void kvfree_mt(const void *p, struct malloc_type *type)
 #else /* !CONFIG_MALLOC_TYPES */
 
 static inline void malloc_type_vmcoreinfo_setup(void)
-{
-}
-
-struct module;
-
-static inline void malloc_type_module_unload(struct module *mod)
 {
 }
 
