@@ -87,11 +87,17 @@ pub fn kib(bytes: u64) -> u64 {
     bytes / 1024 + u64::from(bytes % 1024 != 0)
 }
 
+/// Whether a malloc type is listed without `-a`: as `vmstat -m`, a type that
+/// allocated or holds something; and, here, one whose allocations failed.
+fn active(t: &MemoryType) -> bool {
+    t.numallocs() != 0 || t.count() != 0 || t.failures() != 0
+}
+
 fn selected<'a>(list: &'a MemoryTypeList, alloc: Allocator, o: &Options) -> Vec<&'a MemoryType> {
     let mut v: Vec<&MemoryType> = list
         .iter()
         .filter(|t| t.allocator() == alloc)
-        .filter(|t| alloc != Allocator::Malloc || o.all || t.numallocs() != 0 || t.count() != 0)
+        .filter(|t| alloc != Allocator::Malloc || o.all || active(t))
         .filter(|t| match &o.name {
             Some(p) => t.all_names().any(|n| p.matches(n)) || p.matches(&t.probe_name_bytes()),
             None => true,

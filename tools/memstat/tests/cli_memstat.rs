@@ -68,6 +68,40 @@ fn golden_malloc() {
     );
 }
 
+/// A type whose only activity is failed allocations (failure injection, a
+/// subsystem out of memory) is listed, as a type with requests is: its
+/// failures are what there is to see. A type with neither stays hidden.
+#[test]
+fn failures_alone_list_a_type() {
+    let d = tmpdir("cli_memstat_failures");
+    let p = d.join("failures.stream");
+    let mut types = sample_types();
+    types.push(ty(
+        "failing",
+        8,
+        vec![cpu(0, 0, 0, 0, 0), cpu(0, 0, 0, 0, 0)],
+    ));
+    types[7].stats[1].numfailures = 3;
+    std::fs::write(&p, memstat::stream::write_stream(4, &types)).unwrap();
+    let sys = fixture("sysctl");
+    let out = memstat(&m_args(
+        p.to_str().unwrap(),
+        sys.to_str().unwrap(),
+        &["-l", "-H"],
+    ));
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let rows: Vec<Vec<&str>> = text
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert!(
+        rows.contains(&vec!["failing", "0", "0K", "0", "3", "-", "vmlinux"]),
+        "{text}"
+    );
+    assert!(!rows.iter().any(|r| r.first() == Some(&"unused")), "{text}");
+}
+
 /// A stream saved by a kernel of stream version 1 reads as it always did:
 /// the same table, and JSON without the keys version 2 added.
 #[test]
