@@ -432,6 +432,7 @@ static int malloc_type_register(struct malloc_type *mtp, struct module *mod)
 	WRITE_ONCE(mti->mti_id, malloc_type_next_id++);
 	malloc_type_probes_apply(mtp);
 	malloc_type_peak_register(mtp);
+	malloc_type_fail_register(mtp);
 	/* Publish the statistics last: their presence means "registered". */
 	smp_store_release(&mti->mti_stats, stats);
 	list_add_rcu(&mti->mti_list, &malloc_type_list);
@@ -466,6 +467,7 @@ malloc_type_unpublish(struct malloc_type *mtp)
 	WRITE_ONCE(malloc_type_nr, malloc_type_nr - 1);
 	WRITE_ONCE(mti->mti_stats, NULL);
 	malloc_type_peak_unregister(mtp);
+	malloc_type_fail_unregister(mtp);
 	return stats;
 }
 

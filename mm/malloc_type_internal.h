@@ -27,6 +27,26 @@ extern struct list_head malloc_type_list;
  */
 extern unsigned long malloc_type_unregistered;
 
+struct malloc_type;
+
+#ifdef CONFIG_FAIL_MALLOC_TYPE
+/*
+ * Failure injection (mm/malloc_type_fail.c): a type that registers is
+ * selected when a pattern of fail_malloc_type/types matches it, and a type
+ * that goes is deselected. Registry mutex held.
+ */
+void malloc_type_fail_register(struct malloc_type *mtp);
+void malloc_type_fail_unregister(struct malloc_type *mtp);
+#else
+static inline void malloc_type_fail_register(struct malloc_type *mtp)
+{
+}
+
+static inline void malloc_type_fail_unregister(struct malloc_type *mtp)
+{
+}
+#endif
+
 struct iov_iter;
 struct malloc_type_stream;
 

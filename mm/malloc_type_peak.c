@@ -59,6 +59,7 @@
 struct malloc_type_events malloc_type_events = {
 	.malloc = STATIC_KEY_FALSE_INIT,
 	.free = STATIC_KEY_FALSE_INIT,
+	.fail = STATIC_KEY_FALSE_INIT,
 };
 EXPORT_SYMBOL_GPL(malloc_type_events);
 

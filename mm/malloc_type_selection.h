@@ -122,6 +122,37 @@ struct malloc_type_peak_patterns {
 	struct malloc_type_peak_pattern	pat[MALLOC_TYPE_PEAK_PATTERNS_MAX];
 };
 
+/* The most patterns debugfs's fail_malloc_type/types holds. */
+#define MALLOC_TYPE_FAIL_PATTERNS_MAX	64
+
+/**
+ * struct malloc_type_fail_patterns - the list of fail_malloc_type/types
+ * @nr: the number of patterns.
+ * @pat: the patterns, in no order.
+ */
+struct malloc_type_fail_patterns {
+	unsigned int			nr;
+	struct malloc_type_sel_pattern	pat[MALLOC_TYPE_FAIL_PATTERNS_MAX];
+};
+
+#ifdef CONFIG_FAIL_MALLOC_TYPE
+#include <linux/fault-inject.h>
+
+/**
+ * struct malloc_type_fail - failure injection per type (mm/malloc_type_fail.c)
+ * @attr: the fault injection attributes (debugfs's fail_malloc_type/).
+ * @ignore_gfp_reclaim: allocations that may reclaim do not fail
+ *	(ignore-gfp-wait).
+ */
+struct malloc_type_fail {
+	struct fault_attr	attr;
+	bool			ignore_gfp_reclaim;
+};
+
+extern struct malloc_type_fail malloc_type_fail;
+extern struct malloc_type_selection malloc_type_fail_selection;
+#endif
+
 /* The selections, and their lists for the KUnit tests (mm/malloc_type_c_test.c). */
 extern struct malloc_type_selection dtmalloc_selection;
 extern struct malloc_type_selection malloc_type_peak_selection;

@@ -11,7 +11,10 @@
  * - Concurrent writers of both files, truncating and appending, leave the
  *   list, the key and every type's bits in agreement.
  *
- * Each test leaves both selections empty, as the kernel boots with them
+ * - fail_malloc_type/types (CONFIG_FAIL_MALLOC_TYPE) selects the types
+ *   whose allocations fail, and they fail as its fault attributes say.
+ *
+ * Each test leaves the selections empty, as the kernel boots with them
  * (the suite's exit).
  */
 
@@ -307,18 +310,107 @@ static void concurrent_writers(struct kunit *test)
 	mutex_unlock(&dtmalloc_selection.write_lock);
 }
 
-/* Each test leaves both selections empty, whether it passed or not. */
+#ifdef CONFIG_FAIL_MALLOC_TYPE
+MALLOC_DEFINE(M_KUNIT_INJECT, "kunit inject", "KUnit: failure injection");
+MALLOC_DEFINE(M_KUNIT_SPARED, "kunit spared", "KUnit: failure injection");
+
+/* The type's count of failures, summed over the possible CPUs. */
+static u64 failures_of(struct malloc_type *mtp)
+{
+	struct malloc_type_stats __percpu *pcpu = READ_ONCE(mtp->ks_mti.mti_stats);
+	u64 n = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		n += READ_ONCE(per_cpu_ptr(pcpu, cpu)->mts_numfailures);
+	return n;
+}
+
+/*
+ * fail_malloc_type: the allocations of the selected type fail as the fault
+ * attributes say (here: every one, three times), counted as its failures;
+ * __GFP_NOFAIL requests, resizes within the size class, the other types and
+ * the allocations after the last of the three do not fail; deselecting
+ * turns the key off.
+ */
+static void fail_injection(struct kunit *test)
+{
+	struct fault_attr *attr = &malloc_type_fail.attr;
+	u64 failed = failures_of(M_KUNIT_INJECT);
+	u64 spared = failures_of(M_KUNIT_SPARED);
+	struct malloc_type_words w = {};
+	u8 *r, *p;
+
+	r = kmalloc_mt(10, GFP_KERNEL, M_KUNIT_INJECT);
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	memset(r, 0x5a, 10);
+	attr->probability = 100;
+	attr->interval = 1;
+	attr->verbose = 0;
+	atomic_set(&attr->space, 0);
+	atomic_set(&attr->times, 3);
+	KUNIT_ASSERT_EQ(test, sel_write(&malloc_type_fail_selection, &w, "kunit_inj*\n"), 0);
+	KUNIT_EXPECT_TRUE(test, static_key_enabled(&malloc_type_events.fail.key));
+	KUNIT_EXPECT_TRUE(test, test_bit(MALLOC_TYPE_EV_FAIL,
+					 &M_KUNIT_INJECT->ks_mti.mti_events));
+	KUNIT_EXPECT_FALSE(test, test_bit(MALLOC_TYPE_EV_FAIL,
+					  &M_KUNIT_SPARED->ks_mti.mti_events));
+
+	/* The first of three failures. */
+	KUNIT_EXPECT_NULL(test, kmalloc_mt(100, GFP_KERNEL, M_KUNIT_INJECT));
+	p = kmalloc_mt(100, GFP_KERNEL | __GFP_NOFAIL, M_KUNIT_INJECT);
+	KUNIT_EXPECT_NOT_NULL(test, p);
+	kfree_mt(p, M_KUNIT_INJECT);
+	p = kmalloc_mt(100, GFP_KERNEL, M_KUNIT_SPARED);
+	KUNIT_EXPECT_NOT_NULL(test, p);
+	kfree_mt(p, M_KUNIT_SPARED);
+	/* The second: kvmalloc_mt(). */
+	KUNIT_EXPECT_NULL(test, kvmalloc_mt(100000, GFP_KERNEL, M_KUNIT_INJECT));
+	/* A resize within the size class keeps the block, and fails nothing. */
+	KUNIT_EXPECT_PTR_EQ(test, (u8 *)krealloc_mt(r, 12, GFP_KERNEL, M_KUNIT_INJECT), r);
+	/* The third: a resize to another size class, which keeps the block. */
+	KUNIT_EXPECT_NULL(test, krealloc_mt(r, 200, GFP_KERNEL, M_KUNIT_INJECT));
+	KUNIT_EXPECT_TRUE(test, !memchr_inv(r, 0x5a, 10));
+	KUNIT_EXPECT_EQ(test, atomic_read(&attr->times), 0);
+	/* No failure left. */
+	p = kmalloc_mt(100, GFP_KERNEL, M_KUNIT_INJECT);
+	KUNIT_EXPECT_NOT_NULL(test, p);
+	kfree_mt(p, M_KUNIT_INJECT);
+	kfree_mt(r, M_KUNIT_INJECT);
+	KUNIT_EXPECT_EQ(test, failures_of(M_KUNIT_INJECT) - failed, 3ULL);
+	KUNIT_EXPECT_EQ(test, failures_of(M_KUNIT_SPARED) - spared, 0ULL);
+
+	KUNIT_EXPECT_EQ(test, sel_write(&malloc_type_fail_selection, &w, "!kunit_inj*\n"), 0);
+	KUNIT_EXPECT_FALSE(test, static_key_enabled(&malloc_type_events.fail.key));
+	KUNIT_EXPECT_FALSE(test, test_bit(MALLOC_TYPE_EV_FAIL,
+					  &M_KUNIT_INJECT->ks_mti.mti_events));
+	/* A bad pattern fails the write and changes nothing. */
+	KUNIT_EXPECT_EQ(test, sel_write(&malloc_type_fail_selection, &w, "kunit_inj* kunit\\9 "),
+			-EINVAL);
+	KUNIT_EXPECT_FALSE(test, static_key_enabled(&malloc_type_events.fail.key));
+}
+#endif
+
+/* Each test leaves the selections empty, whether it passed or not. */
 static void sel_exit(struct kunit *test)
 {
 	sel_clear(&dtmalloc_selection);
 	sel_clear(&malloc_type_peak_selection);
 	KUNIT_EXPECT_FALSE(test, static_key_enabled(&dtmalloc_probes_selected.key));
+#ifdef CONFIG_FAIL_MALLOC_TYPE
+	sel_clear(&malloc_type_fail_selection);
+	malloc_type_fail.attr.probability = 0;
+	KUNIT_EXPECT_FALSE(test, static_key_enabled(&malloc_type_events.fail.key));
+#endif
 }
 
 static struct kunit_case malloc_type_selection_cases[] = {
 	KUNIT_CASE(all_or_nothing),
 	KUNIT_CASE(words_across_writes),
 	KUNIT_CASE_SLOW(concurrent_writers),
+#ifdef CONFIG_FAIL_MALLOC_TYPE
+	KUNIT_CASE(fail_injection),
+#endif
 	{}
 };
 

@@ -63,6 +63,7 @@
  * DTMALLOC_PROBE_FREE mirror whether mti_probes[] of that probe is set.
  */
 #define MALLOC_TYPE_EV_PEAK		2
+#define MALLOC_TYPE_EV_FAIL		3
 
 /**
  * struct malloc_type_internal - the part of a type owned by the subsystem
@@ -90,9 +91,11 @@
  *	(or _FREE) while that probe is selected on its own (as @mti_probes[]),
  *	bit MALLOC_TYPE_EV_PEAK while the type's peak bytes in use are tracked
  *	(a pattern in /proc/malloc_types_peak matches its probe name; the
- *	accounting then keeps @mti_in_use). Changed with atomic bit operations
- *	(the probe selection and the peak tracking have mutexes of their own),
- *	read locklessly.
+ *	accounting then keeps @mti_in_use), bit MALLOC_TYPE_EV_FAIL while its
+ *	allocations may be made to fail (CONFIG_FAIL_MALLOC_TYPE: a pattern in
+ *	debugfs's fail_malloc_type/types matches its probe name). Changed with
+ *	atomic bit operations (the probe selection, the peak tracking and the
+ *	failure injection have mutexes of their own), read locklessly.
  * @mti_owner: the name of the module that defines the type, "vmlinux" for
  *	the kernel's own types; valid while the type is registered.
  * @mti_in_use: while the peak is tracked, the type's bytes in use
@@ -248,14 +251,20 @@ extern struct dtmalloc_selection dtmalloc_probes_selected;
  *	has its peak tracked: an allocation then also tests the type's
  *	mti_events and, without a probe selection, the tracepoint.
  * @free: the same for frees and dtmalloc:free.
+ * @fail: on while any type's allocations may be made to fail
+ *	(CONFIG_FAIL_MALLOC_TYPE): an allocation then takes the general path,
+ *	which tests the type's MALLOC_TYPE_EV_FAIL bit before it allocates.
  *
  * Counted keys (static_branch_inc()): the tracepoints' reg and unreg
- * functions hold one reference each, and each tracked type one of both.
- * With neither tracing nor peaks, a typed allocation costs one no-op here.
+ * functions hold one reference each, each tracked type one of @malloc and
+ * @free, and each type selected for failures one of @fail. With neither
+ * tracing, peaks nor failure injection, a typed allocation costs one no-op
+ * here.
  */
 struct malloc_type_events {
 	struct static_key_false malloc;
 	struct static_key_false free;
+	struct static_key_false fail;
 };
 
 extern struct malloc_type_events malloc_type_events;
@@ -272,6 +281,14 @@ void malloc_type_peak_register(struct malloc_type *mtp);
 void malloc_type_peak_unregister(struct malloc_type *mtp);
 /* Starts (or resets) and stops tracking a registered type's peak. */
 void malloc_type_peak_track(struct malloc_type *mtp, bool on);
+#ifdef CONFIG_FAIL_MALLOC_TYPE
+/*
+ * Whether an allocation of a type selected for failures is to fail
+ * (mm/malloc_type_fail.c); the accounting asks while malloc_type_events.fail
+ * is on.
+ */
+bool malloc_type_should_fail(struct malloc_type *mtp, size_t size, gfp_t flags);
+#endif
 /**
  * struct malloc_type_default_switch - whether untyped Rust allocations are charged
  * @off: on when the kernel was booted with malloc_types.default_types=0:

@@ -30,6 +30,7 @@ use super::{
         kmalloc_slot,
         normal_cache, //
     },
+    trace,
     vmalloc_shrink_moves,
     zindx,
     MallocType,
@@ -89,6 +90,11 @@ impl MallocType {
         flags: Flags,
         nid: NumaNode,
     ) -> Result<NonNull<[u8]>, AllocError> {
+        // While failure injection has a type selected, every allocation takes the general path,
+        // which asks whether its type's is to fail.
+        if cfg!(CONFIG_FAIL_MALLOC_TYPE) && trace::fail_events() {
+            return self.alloc_slow(layout, flags, nid);
+        }
         let size = layout.size();
         if FAST_PATH
             && size.wrapping_sub(1) < KMALLOC_MAX_CACHE_SIZE
@@ -127,6 +133,35 @@ impl MallocType {
             return Ok(NonNull::slice_from_raw_parts(p, size));
         }
         self.alloc_slow(layout, flags, nid)
+    }
+
+    /// Returns whether an allocation of `size` bytes with `flags` is to fail by failure
+    /// injection (`CONFIG_FAIL_MALLOC_TYPE`, `mm/malloc_type_fail.c`): never while no type is
+    /// selected (a jump label), and then only for a selected type. The caller counts the
+    /// failure.
+    ///
+    /// # Context
+    ///
+    /// Any context.
+    #[inline(always)]
+    fn fail_injected(&self, size: usize, flags: Flags) -> bool {
+        cfg!(CONFIG_FAIL_MALLOC_TYPE) && trace::fail_events() && self.should_fail(size, flags)
+    }
+
+    /// [`MallocType::fail_injected`] once a type is selected: asks `malloc_type_should_fail()`.
+    #[cfg(CONFIG_FAIL_MALLOC_TYPE)]
+    #[cold]
+    #[inline(never)]
+    fn should_fail(&self, size: usize, flags: Flags) -> bool {
+        // SAFETY: `self.as_raw()` is a valid type; any size and flags are accepted.
+        unsafe { bindings::malloc_type_should_fail(self.as_raw(), size, flags.as_raw()) }
+    }
+
+    /// [`MallocType::fail_injected`] without failure injection: nothing fails.
+    #[cfg(not(CONFIG_FAIL_MALLOC_TYPE))]
+    #[inline(always)]
+    fn should_fail(&self, _size: usize, _flags: Flags) -> bool {
+        false
     }
 
     /// [`MallocType::alloc_new`] outside the fast path: [`MallocType::realloc_layout`].
@@ -279,6 +314,10 @@ impl MallocType {
         // the shared caches, which align every block to its size).
         let zoned = self.zone() != 0 && layout.align() <= bindings::ARCH_KMALLOC_MINALIGN;
         let (old_class, new_class) = (accounted_size(old_size), accounted_size(new_size));
+        // A new block, unless the resize keeps the size class (and the block).
+        if (ptr.is_none() || new_class != old_class) && self.fail_injected(new_size, flags) {
+            return Err(AllocError);
+        }
         let new = match ptr {
             // Another size class: a new block, into which the contents move. For a shrink,
             // `krealloc()` would keep an object that fits, which would leave the block consuming
@@ -687,6 +726,13 @@ impl MallocType {
             )),
             _ => None,
         };
+        // A new allocation, or a resize, which may need one.
+        if layout.size() != 0
+            && (old.is_none() || layout.size() != Kmalloc::aligned_layout(old_layout).size())
+            && self.fail_injected(layout.size(), flags)
+        {
+            return Err(AllocError);
+        }
         let new = match (ptr, old) {
             // A shrink that would leave the block consuming more than its new accounting
             // (`krealloc()` keeps an object that fits; `vrealloc()` keeps the pages of some

@@ -138,6 +138,13 @@ events!(
     free
 );
 
+events!(
+    /// Returns whether some type's allocations may be made to fail (`CONFIG_FAIL_MALLOC_TYPE`,
+    /// `mm/malloc_type_fail.c`): allocations then take the general path, which asks.
+    fail_events,
+    fail
+);
+
 /// Bit of `mti_events`: the type's peak bytes in use are tracked (`mm/malloc_type_peak.c`).
 const EV_PEAK: c_ulong = 1 << bindings::MALLOC_TYPE_EV_PEAK;
 
