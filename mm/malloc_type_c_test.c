@@ -28,6 +28,7 @@ MALLOC_DEFINE(M_KUNIT_C_REALLOCF, "kunit c reallocf", "KUnit: kreallocf_mt()");
 MALLOC_DEFINE(M_KUNIT_C_ZFREE, "kunit c zfree", "KUnit: kfree_sensitive_mt()");
 MALLOC_DEFINE(M_KUNIT_C_KV, "kunit c kvmalloc", "KUnit: kvmalloc_mt()");
 MALLOC_DEFINE(M_KUNIT_C_OTHER, "kunit c other", "KUnit: malloc_type_allocated()");
+MALLOC_DEFINE(M_KUNIT_C_PAGES, "kunit c pages", "KUnit: alloc_pages_mt()");
 MALLOC_DEFINE(M_KUNIT_C_FAIL, "kunit c failure", "KUnit: failures change nothing");
 MALLOC_DEFINE(M_KUNIT_C_ZONE_A, "kunit c zone a", "KUnit: zones from C");
 MALLOC_DEFINE(M_KUNIT_C_ZONE_B, "kunit c zone b", "KUnit: zones from C");
@@ -338,6 +339,42 @@ static void allocated_and_freed(struct kunit *test)
 	kmem_cache_destroy(cache);
 }
 
+/*
+ * alloc_pages_mt(), __get_free_pages_mt() and alloc_pages_exact_mt(): one
+ * allocation per call, of its pages (the exact variant's rounded up to a
+ * page, not to the power of two), with no size class; frees balance them.
+ * malloc_type_failed() counts a failure and nothing else.
+ */
+static void typed_pages(struct kunit *test)
+{
+	struct malloc_type *t = M_KUNIT_C_PAGES;
+	size_t exact = 3 * PAGE_SIZE + 1;
+	unsigned long addr;
+	struct page *page;
+	void *p;
+
+	page = alloc_pages_mt(GFP_KERNEL, 2, t);
+	KUNIT_ASSERT_NOT_NULL(test, page);
+	expect_stats(test, t, 4 * PAGE_SIZE, 0, 1, 0);
+	addr = __get_free_pages_mt(GFP_KERNEL | __GFP_ZERO, 0, t);
+	KUNIT_ASSERT_NE(test, addr, 0UL);
+	KUNIT_EXPECT_TRUE(test, mem_is_zero((void *)addr, PAGE_SIZE));
+	p = alloc_pages_exact_mt(exact, GFP_KERNEL, t);
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	expect_stats(test, t, 9 * PAGE_SIZE, 0, 3, 0);
+	KUNIT_EXPECT_EQ(test, mt_sum(t).mts_size, 0ULL);
+	__free_pages_mt(page, 2, t);
+	free_pages_mt(addr, 0, t);
+	free_pages_exact_mt(p, exact, t);
+	free_pages_mt(0, 0, t);
+	free_pages_exact_mt(NULL, exact, t);
+	expect_stats(test, t, 9 * PAGE_SIZE, 9 * PAGE_SIZE, 3, 3);
+
+	malloc_type_failed(t);
+	KUNIT_EXPECT_EQ(test, mt_sum(t).mts_numfailures, 1ULL);
+	expect_stats(test, t, 9 * PAGE_SIZE, 9 * PAGE_SIZE, 3, 3);
+}
+
 /* kvmalloc_mt(): kmalloc blocks by size class, vmalloc ones by pages. */
 static void kvmalloc_kvfree(struct kunit *test)
 {
@@ -450,6 +487,7 @@ static struct kunit_case malloc_type_c_cases[] = {
 	KUNIT_CASE(kreallocf_frees_on_failure),
 	KUNIT_CASE(kfree_sensitive_frees_the_block),
 	KUNIT_CASE(allocated_and_freed),
+	KUNIT_CASE(typed_pages),
 	KUNIT_CASE(kvmalloc_kvfree),
 	KUNIT_CASE(zones_from_c),
 	{}

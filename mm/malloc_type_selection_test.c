@@ -328,7 +328,7 @@ static u64 failures_of(struct malloc_type *mtp)
 
 /*
  * fail_malloc_type: the allocations of the selected type fail as the fault
- * attributes say (here: every one, three times), counted as its failures;
+ * attributes say (here: every one, four times), counted as its failures;
  * __GFP_NOFAIL requests, resizes within the size class, the other types and
  * the allocations after the last of the three do not fail; deselecting
  * turns the key off.
@@ -348,7 +348,7 @@ static void fail_injection(struct kunit *test)
 	attr->interval = 1;
 	attr->verbose = 0;
 	atomic_set(&attr->space, 0);
-	atomic_set(&attr->times, 3);
+	atomic_set(&attr->times, 4);
 	KUNIT_ASSERT_EQ(test, sel_write(&malloc_type_fail_selection, &w, "kunit_inj*\n"), 0);
 	KUNIT_EXPECT_TRUE(test, static_key_enabled(&malloc_type_events.fail.key));
 	KUNIT_EXPECT_TRUE(test, test_bit(MALLOC_TYPE_EV_FAIL,
@@ -356,7 +356,7 @@ static void fail_injection(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, test_bit(MALLOC_TYPE_EV_FAIL,
 					  &M_KUNIT_SPARED->ks_mti.mti_events));
 
-	/* The first of three failures. */
+	/* The first of four failures. */
 	KUNIT_EXPECT_NULL(test, kmalloc_mt(100, GFP_KERNEL, M_KUNIT_INJECT));
 	p = kmalloc_mt(100, GFP_KERNEL | __GFP_NOFAIL, M_KUNIT_INJECT);
 	KUNIT_EXPECT_NOT_NULL(test, p);
@@ -371,13 +371,15 @@ static void fail_injection(struct kunit *test)
 	/* The third: a resize to another size class, which keeps the block. */
 	KUNIT_EXPECT_NULL(test, krealloc_mt(r, 200, GFP_KERNEL, M_KUNIT_INJECT));
 	KUNIT_EXPECT_TRUE(test, !memchr_inv(r, 0x5a, 10));
+	/* The fourth: pages. */
+	KUNIT_EXPECT_NULL(test, alloc_pages_mt(GFP_KERNEL, 0, M_KUNIT_INJECT));
 	KUNIT_EXPECT_EQ(test, atomic_read(&attr->times), 0);
 	/* No failure left. */
 	p = kmalloc_mt(100, GFP_KERNEL, M_KUNIT_INJECT);
 	KUNIT_EXPECT_NOT_NULL(test, p);
 	kfree_mt(p, M_KUNIT_INJECT);
 	kfree_mt(r, M_KUNIT_INJECT);
-	KUNIT_EXPECT_EQ(test, failures_of(M_KUNIT_INJECT) - failed, 3ULL);
+	KUNIT_EXPECT_EQ(test, failures_of(M_KUNIT_INJECT) - failed, 4ULL);
 	KUNIT_EXPECT_EQ(test, failures_of(M_KUNIT_SPARED) - spared, 0ULL);
 
 	KUNIT_EXPECT_EQ(test, sel_write(&malloc_type_fail_selection, &w, "!kunit_inj*\n"), 0);

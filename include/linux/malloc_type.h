@@ -377,6 +377,181 @@ void malloc_type_allocated(struct malloc_type *mtp, unsigned long size);
  * Context: any context.
  */
 void malloc_type_freed(struct malloc_type *mtp, unsigned long size);
+
+/**
+ * malloc_type_failed() - count a failed allocation of another allocator
+ * @mtp: the malloc type the memory would have been charged to.
+ *
+ * Counts one failure of @mtp (mts_numfailures), as its own failed
+ * allocations count, so that its row tells the failures of the memory a
+ * subsystem charges with malloc_type_allocated().
+ *
+ * Context: any context.
+ */
+void malloc_type_failed(struct malloc_type *mtp);
+
+/*
+ * Whether failure injection fails an allocation of @mtp of @size bytes with
+ * @gfp (CONFIG_FAIL_MALLOC_TYPE): one patched no-op while no type is
+ * selected. The caller counts the failure.
+ */
+static inline bool malloc_type_fail_injected(struct malloc_type *mtp,
+					     size_t size, gfp_t gfp)
+{
+#ifdef CONFIG_FAIL_MALLOC_TYPE
+	if (static_branch_unlikely(&malloc_type_events.fail))
+		return malloc_type_should_fail(mtp, size, gfp);
+#endif
+	return false;
+}
+
+/* Typed pages: the page allocator with the pages charged to a type. */
+static inline struct page *alloc_pages_mt_noprof(gfp_t gfp, unsigned int order,
+						 struct malloc_type *type)
+{
+	unsigned long size = PAGE_SIZE << order;
+	struct page *page = NULL;
+
+	if (!malloc_type_fail_injected(type, size, gfp))
+		page = alloc_pages_noprof(gfp, order);
+	if (page)
+		malloc_type_allocated(type, size);
+	else
+		malloc_type_failed(type);
+	return page;
+}
+
+/**
+ * alloc_pages_mt() - alloc_pages() charged to a malloc type
+ * @gfp: GFP flags, as for alloc_pages().
+ * @order: the order of the allocation.
+ * @type: the malloc type (MALLOC_DEFINE()).
+ *
+ * FreeBSD charges contigmalloc(9) to a type; this charges the pages of the
+ * page allocator: one allocation of PAGE_SIZE << @order bytes with no size
+ * class (zindx -1), as malloc_type_allocated() charges; the dtmalloc:malloc
+ * event fires. A failure (or one injected by fail_malloc_type) counts one
+ * failure of the type. /proc/allocinfo names the caller, as for
+ * alloc_pages().
+ *
+ * Context: as for alloc_pages() with @gfp.
+ * Return: the first page, to be freed with __free_pages_mt() of the same
+ * order and type; or NULL.
+ */
+#define alloc_pages_mt(gfp, order, type)				\
+	alloc_hooks(alloc_pages_mt_noprof(gfp, order, type))
+
+/**
+ * __free_pages_mt() - free pages of alloc_pages_mt()
+ * @page: the first page, as alloc_pages_mt() returned it.
+ * @order: the order it was allocated with.
+ * @type: the malloc type it was charged to.
+ *
+ * Context: as for __free_pages().
+ */
+static inline void __free_pages_mt(struct page *page, unsigned int order,
+				   struct malloc_type *type)
+{
+	malloc_type_freed(type, PAGE_SIZE << order);
+	__free_pages(page, order);
+}
+
+static inline unsigned long
+__get_free_pages_mt_noprof(gfp_t gfp, unsigned int order,
+			   struct malloc_type *type)
+{
+	unsigned long size = PAGE_SIZE << order;
+	unsigned long addr = 0;
+
+	if (!malloc_type_fail_injected(type, size, gfp))
+		addr = get_free_pages_noprof(gfp, order);
+	if (addr)
+		malloc_type_allocated(type, size);
+	else
+		malloc_type_failed(type);
+	return addr;
+}
+
+/**
+ * __get_free_pages_mt() - __get_free_pages() charged to a malloc type
+ * @gfp: GFP flags, as for __get_free_pages() (no __GFP_HIGHMEM).
+ * @order: the order of the allocation.
+ * @type: the malloc type (MALLOC_DEFINE()).
+ *
+ * As alloc_pages_mt(), for the kernel address of the pages.
+ *
+ * Context: as for __get_free_pages() with @gfp.
+ * Return: the address, to be freed with free_pages_mt() of the same order
+ * and type; or 0.
+ */
+#define __get_free_pages_mt(gfp, order, type)				\
+	alloc_hooks(__get_free_pages_mt_noprof(gfp, order, type))
+
+/**
+ * free_pages_mt() - free pages of __get_free_pages_mt()
+ * @addr: their address; 0 is a no-op.
+ * @order: the order they were allocated with.
+ * @type: the malloc type they were charged to.
+ *
+ * Context: as for free_pages().
+ */
+static inline void free_pages_mt(unsigned long addr, unsigned int order,
+				 struct malloc_type *type)
+{
+	if (!addr)
+		return;
+	malloc_type_freed(type, PAGE_SIZE << order);
+	free_pages(addr, order);
+}
+
+static inline void *alloc_pages_exact_mt_noprof(size_t size, gfp_t gfp,
+						struct malloc_type *type)
+{
+	size_t bytes = ALIGN(size, PAGE_SIZE);
+	void *p = NULL;
+
+	if (!malloc_type_fail_injected(type, bytes, gfp))
+		p = alloc_pages_exact_noprof(size, gfp);
+	if (p)
+		malloc_type_allocated(type, bytes);
+	else
+		malloc_type_failed(type);
+	return p;
+}
+
+/**
+ * alloc_pages_exact_mt() - alloc_pages_exact() charged to a malloc type
+ * @size: bytes wanted, rounded up to pages.
+ * @gfp: GFP flags, as for alloc_pages_exact().
+ * @type: the malloc type (MALLOC_DEFINE()).
+ *
+ * As alloc_pages_mt(), charging the pages alloc_pages_exact() keeps: @size
+ * rounded up to a page, not the power of two it allocates first.
+ *
+ * Context: as for alloc_pages_exact() with @gfp.
+ * Return: the memory, to be freed with free_pages_exact_mt() of the same
+ * size and type; or NULL.
+ */
+#define alloc_pages_exact_mt(size, gfp, type)				\
+	alloc_hooks(alloc_pages_exact_mt_noprof(size, gfp, type))
+
+/**
+ * free_pages_exact_mt() - free memory of alloc_pages_exact_mt()
+ * @virt: the memory; NULL is a no-op.
+ * @size: the size it was allocated with.
+ * @type: the malloc type it was charged to.
+ *
+ * Context: as for free_pages_exact().
+ */
+static inline void free_pages_exact_mt(void *virt, size_t size,
+				       struct malloc_type *type)
+{
+	if (!virt)
+		return;
+	malloc_type_freed(type, ALIGN(size, PAGE_SIZE));
+	free_pages_exact(virt, size);
+}
+
 void *malloc_type_kvmalloc_node(size_t size, gfp_t flags, int node,
 				struct malloc_type *mtp);
 void malloc_type_kvfree(const void *p, struct malloc_type *mtp);
@@ -667,6 +842,19 @@ static inline void malloc_type_vmcoreinfo_setup(void)
 #define kfree_sensitive_mt(p, type)	((void)(type), kfree_sensitive(p))
 #define malloc_type_allocated(type, size)	((void)(type), (void)(size))
 #define malloc_type_freed(type, size)		((void)(type), (void)(size))
+#define malloc_type_failed(type)		((void)(type))
+#define alloc_pages_mt(gfp, order, type)				\
+	((void)(type), alloc_pages(gfp, order))
+#define __free_pages_mt(page, order, type)				\
+	((void)(type), __free_pages(page, order))
+#define __get_free_pages_mt(gfp, order, type)				\
+	((void)(type), __get_free_pages(gfp, order))
+#define free_pages_mt(addr, order, type)				\
+	((void)(type), free_pages(addr, order))
+#define alloc_pages_exact_mt(size, gfp, type)				\
+	((void)(type), alloc_pages_exact(size, gfp))
+#define free_pages_exact_mt(virt, size, type)				\
+	((void)(type), free_pages_exact(virt, size))
 
 /* reallocf(): a failed krealloc() frees the block. */
 static inline void *kreallocf_mt(const void *p, size_t new_size, gfp_t flags,

@@ -63,6 +63,7 @@ use core::ptr;
 
 mod alloc;
 mod c_api;
+mod page;
 mod size_class;
 mod stats;
 mod trace;
@@ -74,6 +75,7 @@ pub use self::{
         TypedAlloc,
         TypedKVAlloc, //
     },
+    page::TypedPage,
     size_class::{
         accounted_size,
         zindx,

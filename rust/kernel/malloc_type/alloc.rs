@@ -144,7 +144,7 @@ impl MallocType {
     ///
     /// Any context.
     #[inline(always)]
-    fn fail_injected(&self, size: usize, flags: Flags) -> bool {
+    pub(super) fn fail_injected(&self, size: usize, flags: Flags) -> bool {
         cfg!(CONFIG_FAIL_MALLOC_TYPE) && trace::fail_events() && self.should_fail(size, flags)
     }
 

@@ -348,3 +348,21 @@ unsafe extern "C" fn malloc_type_freed(mtp: *mut bindings::malloc_type, size: c_
         t.freed(size as usize);
     }
 }
+
+/// Counts a failed allocation of another allocator on `mtp` (`malloc_type_failed()`): one
+/// failure, no other counter. A NULL `mtp` warns.
+///
+/// # Safety
+///
+/// As for [`malloc_type_allocated`].
+///
+/// # Context
+///
+/// Any context.
+#[export]
+unsafe extern "C" fn malloc_type_failed(mtp: *mut bindings::malloc_type) {
+    // SAFETY: By the safety requirements.
+    if let Some(t) = unsafe { type_of(mtp) } {
+        t.failed();
+    }
+}

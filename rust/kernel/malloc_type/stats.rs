@@ -471,6 +471,18 @@ impl MallocType {
         }
     }
 
+    /// Counts a failed allocation of another allocator, whose memory [`MallocType::allocated`]
+    /// would have charged to the type (`mts_numfailures`, the Fails column): so that the type's
+    /// row tells its failures whatever allocator the subsystem uses.
+    ///
+    /// # Context
+    ///
+    /// Any context.
+    #[inline]
+    pub fn failed(&self) {
+        self.account_failure();
+    }
+
     /// Counts a typed allocation that returned no memory on this CPU (`mts_numfailures`);
     /// nothing when the type is not registered. Out of line: only failures call it. Returns
     /// [`AllocError`], for `ok_or_else()` and `map_err()`.
