@@ -12,6 +12,7 @@
 //! | [`ContextAlloc`] | `binder context` | one [`Context`] per binder device                     |
 //! | [`RangeAlloc`]   | `binder range`   | a process's buffer-space bookkeeping (arrays, trees)  |
 //! | [`PagesAlloc`]   | `binder pages`   | a process's array of the pages of its buffer space    |
+//! | [`BinderPage`]   | `binder pages`   | the pages of a process's buffer space, once used      |
 //! | [`TxnAlloc`]     | `binder txn`     | per-transaction scatter-gather, fixup and fd arrays   |
 //! | [`ThreadAlloc`]  | `binder thread`  | one [`Thread`] per thread that talks to the driver    |
 //! | [`RefAlloc`]     | `binder ref`     | one [`NodeRefInfo`] per handle a process holds        |
@@ -33,8 +34,11 @@
 //! type parameter of the [`ListArc`], so every kind on one list has the same one, and the kinds
 //! share one malloc type.
 //!
+//! A [`BinderPage`] is charged from its allocation, when the buffer space first uses it, until it
+//! is freed: by the shrinker once unused, or with the process's buffer space.
+//!
 //! Without `CONFIG_MALLOC_TYPES` [`PagesAlloc`] and the `KVAlloc`s are [`KVmalloc`] and the others
-//! [`Kmalloc`].
+//! [`Kmalloc`], and [`BinderPage`] is [`Page`].
 //!
 //! [`Process`]: crate::process::Process
 //! [`Context`]: crate::context::Context
@@ -47,10 +51,11 @@
 //! [`RBTree`]: kernel::rbtree::RBTree
 //! [`Kmalloc`]: kernel::alloc::allocator::Kmalloc
 //! [`KVmalloc`]: kernel::alloc::allocator::KVmalloc
+//! [`Page`]: kernel::page::Page
 
 #[cfg(CONFIG_MALLOC_TYPES)]
 mod types {
-    use kernel::malloc_type::{TypedAlloc, TypedKVAlloc};
+    use kernel::malloc_type::{TypedAlloc, TypedKVAlloc, TypedPage};
 
     kernel::malloc_define!(
         pub(crate) M_BINDER_PROC,
@@ -70,7 +75,7 @@ mod types {
     kernel::malloc_define!(
         pub(crate) M_BINDER_PAGES,
         "binder pages",
-        "Rust Binder: buffer space page arrays"
+        "Rust Binder: buffer space pages and their arrays"
     );
     kernel::malloc_define!(
         pub(crate) M_BINDER_TXN,
@@ -101,6 +106,8 @@ mod types {
     pub(crate) type RangeAlloc = TypedAlloc<M_BINDER_RANGE>;
     /// Allocator of the page arrays (kmalloc, or vmalloc for large buffer spaces).
     pub(crate) type PagesAlloc = TypedKVAlloc<M_BINDER_PAGES>;
+    /// A page of a process's buffer space, allocated when first used, freed by the shrinker.
+    pub(crate) type BinderPage = TypedPage<M_BINDER_PAGES>;
     /// Allocator of the arrays a transaction needs while it is built and delivered.
     pub(crate) type TxnAlloc = TypedAlloc<M_BINDER_TXN>;
     /// Allocator of [`Thread`](crate::thread::Thread) objects.
@@ -129,6 +136,8 @@ mod types {
     pub(crate) type RangeAlloc = Kmalloc;
     /// Allocator of the page arrays (kmalloc, or vmalloc for large buffer spaces).
     pub(crate) type PagesAlloc = KVmalloc;
+    /// A page of a process's buffer space, allocated when first used, freed by the shrinker.
+    pub(crate) type BinderPage = kernel::page::Page;
     /// Allocator of the arrays a transaction needs while it is built and delivered.
     pub(crate) type TxnAlloc = Kmalloc;
     /// Allocator of [`Thread`](crate::thread::Thread) objects.

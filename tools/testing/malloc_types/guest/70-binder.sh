@@ -10,7 +10,8 @@
 # that the first service manager's context was released, a run on hwbinder
 # that each device has its own; binderfs is unmounted at the end.
 # Around the first run, the malloc types Rust Binder charges (binder proc,
-# context, range, pages, txn, thread, ref, work) show traffic and return to
+# context, range, pages (the page arrays and the buffer pages), txn,
+# thread, ref, work) show traffic and return to
 # their idle balance: no process, range, page or transaction array, thread,
 # reference or todo-list item in use once the driver released the processes,
 # one context per device and the driver's array of devices while binderfs is
@@ -111,7 +112,9 @@ default_after="$(row "rust kmalloc") $(row "rust kvmalloc")"
 # A manager, a service and two clients opened the device: 4 processes.
 check_type "binder proc" "after the workload" 0 0 4
 check_type "binder range" "after the workload" 0 0 4
-check_type "binder pages" "after the workload" 0 0 4
+# Each process's array of pages, and the pages of its buffer space: every
+# process receives a transaction or a reply, in at least one page.
+check_type "binder pages" "after the workload" 0 0 8
 # Each transaction that carries an fd allocates two arrays (the fds to
 # translate and their reservations); no other call of the workload does.
 fds=$(sed -n 's/.* and \([0-9]*\) fds passed.*/\1/p' /tmp/binderload.out)
