@@ -220,6 +220,39 @@ size_t malloc_type_block_size(const void *p)
 EXPORT_SYMBOL_GPL(malloc_type_block_size);
 
 /**
+ * malloc_usable_size() - the bytes of a typed block its owner may use
+ * @p: a block of the typed allocation API (as for malloc_type_block_size()),
+ *	or NULL or ZERO_SIZE_PTR.
+ *
+ * FreeBSD's malloc_usable_size(9), with the semantics of ksize(): the size
+ * the block was charged to its type (malloc_type_block_size(): its size
+ * class, pages, or vmalloc pages), except for a KFENCE object, of which only
+ * the requested size is usable (its guard page may start right after). So
+ * the usable size never exceeds the charge, and equals it but for KFENCE.
+ *
+ * Like ksize() it only reports: past the size the block was requested with,
+ * KASAN keeps the bytes poisoned and the compiler's __alloc_size() bounds
+ * stay, so a caller that wants them resizes the block to this size first.
+ * For a kmalloc block krealloc_mt() to the usable size keeps the block and
+ * what its type is charged (the same size class); for a kvmalloc block the
+ * same holds of a resize within its pages.
+ *
+ * Context: any context.
+ *
+ * Return: the usable size in bytes; 0 for NULL and ZERO_SIZE_PTR, and for a
+ * block KASAN finds freed or invalid (which it reports).
+ */
+size_t malloc_usable_size(const void *p)
+{
+	if (unlikely(ZERO_OR_NULL_PTR(p)) || !kasan_check_byte(p))
+		return 0;
+	if (is_kfence_address(p))
+		return kfence_ksize(p);
+	return malloc_type_block_size(p);
+}
+EXPORT_SYMBOL_GPL(malloc_usable_size);
+
+/**
  * malloc_type_block_copy() - copy the start of a kmalloc block, slack included
  * @to: the destination, valid for @len bytes.
  * @from: a kmalloc block of at least @len bytes of size class (see

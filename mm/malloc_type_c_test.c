@@ -11,6 +11,7 @@
 
 #include <kunit/test.h>
 #include <linux/cpumask.h>
+#include <linux/kfence.h>
 #include <linux/malloc_type.h>
 #include <linux/mm.h>
 #include <linux/percpu.h>
@@ -28,6 +29,7 @@ MALLOC_DEFINE(M_KUNIT_C_REALLOCF, "kunit c reallocf", "KUnit: kreallocf_mt()");
 MALLOC_DEFINE(M_KUNIT_C_ZFREE, "kunit c zfree", "KUnit: kfree_sensitive_mt()");
 MALLOC_DEFINE(M_KUNIT_C_KV, "kunit c kvmalloc", "KUnit: kvmalloc_mt()");
 MALLOC_DEFINE(M_KUNIT_C_OTHER, "kunit c other", "KUnit: malloc_type_allocated()");
+MALLOC_DEFINE(M_KUNIT_C_USABLE, "kunit c usable", "KUnit: malloc_usable_size()");
 MALLOC_DEFINE(M_KUNIT_C_PAGES, "kunit c pages", "KUnit: alloc_pages_mt()");
 MALLOC_DEFINE(M_KUNIT_C_FAIL, "kunit c failure", "KUnit: failures change nothing");
 MALLOC_DEFINE(M_KUNIT_C_ZONE_A, "kunit c zone a", "KUnit: zones from C");
@@ -376,6 +378,51 @@ static void typed_pages(struct kunit *test)
 }
 
 /* kvmalloc_mt(): kmalloc blocks by size class, vmalloc ones by pages. */
+/*
+ * malloc_usable_size() is what the block was charged, never more (less only
+ * for a KFENCE object); krealloc_mt() to it keeps the block and the charge,
+ * and gives the caller all of it (KASAN reports the memset otherwise).
+ */
+static void usable_size(struct kunit *test)
+{
+	static const size_t sizes[] = { 1, 60, 100, 4097,
+					KMALLOC_MAX_CACHE_SIZE + 1 };
+	struct malloc_type *t = M_KUNIT_C_USABLE;
+	size_t i, n;
+	s64 charged;
+	u8 *p, *q;
+
+	KUNIT_EXPECT_EQ(test, malloc_usable_size(NULL), 0);
+	KUNIT_EXPECT_EQ(test, malloc_usable_size(ZERO_SIZE_PTR), 0);
+	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+		p = kmalloc_mt(sizes[i], GFP_KERNEL, t);
+		KUNIT_ASSERT_NOT_NULL(test, p);
+		charged = mt_mem_use(t);
+		n = malloc_usable_size(p);
+		KUNIT_EXPECT_GE(test, n, sizes[i]);
+		if (is_kfence_address(p))
+			KUNIT_EXPECT_EQ(test, n, sizes[i]);
+		else
+			KUNIT_EXPECT_EQ(test, n, charged);
+		q = krealloc_mt(p, n, GFP_KERNEL, t);
+		KUNIT_ASSERT_NOT_NULL(test, q);
+		KUNIT_EXPECT_PTR_EQ(test, q, p);
+		KUNIT_EXPECT_EQ(test, mt_mem_use(t), charged);
+		memset(q, 0x5a, n);
+		kfree_mt(q, t);
+		KUNIT_EXPECT_EQ(test, mt_mem_use(t), 0);
+	}
+
+	/* A kvmalloc block vmalloc served: its pages. */
+	p = kvmalloc_mt(KMALLOC_MAX_SIZE + 100, GFP_KERNEL, t);
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	KUNIT_EXPECT_EQ(test, malloc_usable_size(p),
+			PAGE_ALIGN(KMALLOC_MAX_SIZE + 100));
+	KUNIT_EXPECT_EQ(test, malloc_usable_size(p), mt_mem_use(t));
+	kvfree_mt(p, t);
+	KUNIT_EXPECT_EQ(test, mt_mem_use(t), 0);
+}
+
 static void kvmalloc_kvfree(struct kunit *test)
 {
 	struct malloc_type *t = M_KUNIT_C_KV;
@@ -488,6 +535,7 @@ static struct kunit_case malloc_type_c_cases[] = {
 	KUNIT_CASE(kfree_sensitive_frees_the_block),
 	KUNIT_CASE(allocated_and_freed),
 	KUNIT_CASE(typed_pages),
+	KUNIT_CASE(usable_size),
 	KUNIT_CASE(kvmalloc_kvfree),
 	KUNIT_CASE(zones_from_c),
 	{}

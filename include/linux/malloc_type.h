@@ -17,7 +17,8 @@
  * the type last: kmalloc_mt(), kzalloc_mt(), kmalloc_array_mt(),
  * kcalloc_mt(), krealloc_mt(), kreallocf_mt(), kfree_mt(),
  * kfree_sensitive_mt(), and kvmalloc_mt(), kvzalloc_mt(), kvmalloc_array_mt(),
- * kvfree_mt(); memory of other allocators is charged with
+ * kvfree_mt(), with malloc_usable_size(); pages with alloc_pages_mt() and
+ * friends; memory of other allocators is charged with
  * malloc_type_allocated() and malloc_type_freed(). The accounting itself is
  * implemented once, in Rust (rust/kernel/malloc_type/c_api.rs); these are
  * thin wrappers.
@@ -34,6 +35,7 @@
 #include <linux/jump_label.h>
 #include <linux/list.h>
 #include <linux/malloc_type_pattern.h>
+#include <linux/mm.h>
 #include <linux/numa.h>
 #include <linux/overflow.h>
 #include <linux/slab.h>
@@ -323,6 +325,7 @@ extern struct malloc_type_classes_switch malloc_type_classes;
 /* Sets a type's mti_probes[] from the selection (mm/malloc_type_probes.c). */
 int malloc_type_probes_apply(struct malloc_type *mtp);
 size_t malloc_type_block_size(const void *p);
+size_t malloc_usable_size(const void *p);
 void malloc_type_block_copy(void *to, const void *from, size_t len);
 /* For the KUnit tests of the zones, in Rust and in C. */
 bool malloc_type_test_cache_of(const void *p, const char **name,
@@ -855,6 +858,21 @@ static inline void malloc_type_vmcoreinfo_setup(void)
 	((void)(type), alloc_pages_exact(size, gfp))
 #define free_pages_exact_mt(virt, size, type)				\
 	((void)(type), free_pages_exact(virt, size))
+
+/*
+ * ksize() for kmalloc memory; for a kvmalloc block vmalloc served, the pages
+ * mapped from its start up to the guard page that ends every vmalloc area.
+ */
+static inline size_t malloc_usable_size(const void *p)
+{
+	const char *q = p;
+
+	if (!is_vmalloc_addr(p))
+		return ksize(p);
+	while (vmalloc_to_page(q))
+		q += PAGE_SIZE;
+	return q - (const char *)p;
+}
 
 /* reallocf(): a failed krealloc() frees the block. */
 static inline void *kreallocf_mt(const void *p, size_t new_size, gfp_t flags,

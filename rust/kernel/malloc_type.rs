@@ -71,6 +71,7 @@ mod trace;
 #[doc(inline)]
 pub use self::{
     alloc::{
+        usable_size,
         MallocTypeTag,
         TypedAlloc,
         TypedKVAlloc, //

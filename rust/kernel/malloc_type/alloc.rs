@@ -779,6 +779,56 @@ impl MallocType {
     }
 }
 
+/// Returns the bytes of the typed block at `ptr` its owner may use: FreeBSD's
+/// `malloc_usable_size(9)`, C's `malloc_usable_size()`.
+///
+/// That is the size the block was charged (its size class, pages, or vmalloc pages), except for
+/// a KFENCE object, of which only the requested size is usable; so never more than the charge.
+/// Null and the dangling pointer of a zero-byte allocation give 0.
+///
+/// Like `ksize()` it only reports: past the size the block was requested with, KASAN keeps the
+/// bytes poisoned. To use them, resize the block to this size first
+/// ([`MallocType::realloc`]), which keeps the block and what its type is charged.
+///
+/// # Safety
+///
+/// `ptr` is null, the dangling pointer of a zero-byte allocation, or a live block of the raw API
+/// ([`MallocType::malloc`] and friends, or the C functions `kmalloc_mt()` and friends) of any
+/// type.
+///
+/// # Examples
+///
+/// ```
+/// use kernel::malloc_type::usable_size;
+///
+/// kernel::malloc_define!(M_USABLE_DOC, "usable doc", "usable_size() example");
+///
+/// let p = M_USABLE_DOC.malloc(100, GFP_KERNEL)?;
+/// // SAFETY: `p` is a live block of the raw API.
+/// let n = unsafe { usable_size(p.as_ptr().cast()) };
+/// let charged = M_USABLE_DOC.stats().mem_use();
+/// assert!(n >= 100 && i64::try_from(n)? <= charged);
+/// // Resizing to the usable size keeps the block and the charge.
+/// // SAFETY: `p` came from `M_USABLE_DOC` and is not used again.
+/// let q = unsafe { M_USABLE_DOC.realloc(p.as_ptr().cast(), n, GFP_KERNEL)? };
+/// assert_eq!(q.cast::<u8>(), p.cast::<u8>());
+/// assert_eq!(M_USABLE_DOC.stats().mem_use(), charged);
+/// // SAFETY: `q` came from `M_USABLE_DOC` and is not used again.
+/// unsafe { M_USABLE_DOC.free(q.as_ptr().cast()) };
+/// // SAFETY: Null is allowed.
+/// assert_eq!(unsafe { usable_size(core::ptr::null()) }, 0);
+/// # Ok::<(), Error>(())
+/// ```
+#[inline]
+pub unsafe fn usable_size(ptr: *const u8) -> usize {
+    if zero_or_null(ptr) {
+        return 0;
+    }
+    // SAFETY: `ptr` is a live block of the raw API (safety requirements): kmalloc memory, or
+    // vmalloc memory of the kvmalloc functions, which `malloc_usable_size()` takes.
+    unsafe { bindings::malloc_usable_size(ptr.cast()) }
+}
+
 /// Returns whether vmalloc served the block at `p`.
 fn is_vmalloc(p: NonNull<u8>) -> bool {
     // SAFETY: `is_vmalloc_addr()` only compares the address with the vmalloc range.
