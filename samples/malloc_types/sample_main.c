@@ -5,7 +5,8 @@
  * Defines two malloc types with MALLOC_DEFINE() and allocates with the
  * functions of the C API: kzalloc_mt() then kfree_sensitive_mt(),
  * kmalloc_mt() then kreallocf_mt(), kmalloc_array_mt(), kcalloc_mt() and
- * kvzalloc_mt(). The types are placed
+ * kvzalloc_mt(), and a page of "c sample pages" from __get_free_pages_mt()
+ * (FreeBSD's contigmalloc()). The types are placed
  * as FreeBSD code places them: "c sample leak" is a static type of this
  * file; "c sample buf" is shared with the other file of the module
  * (sample_table.c, through MALLOC_DECLARE() in malloc_types_sample.h) and
@@ -31,6 +32,7 @@
 MALLOC_DEFINE(M_C_SAMPLE_BUF, "c sample buf", "Buffers of the C malloc types sample");
 EXPORT_SYMBOL_GPL(M_C_SAMPLE_BUF);
 static MALLOC_DEFINE(M_C_SAMPLE_LEAK, "c sample leak", "Blocks the C sample leaks on purpose");
+static MALLOC_DEFINE(M_C_SAMPLE_PAGES, "c sample pages", "Pages of the C malloc types sample");
 
 static unsigned int leak;
 module_param(leak, uint, 0444);
@@ -39,6 +41,7 @@ MODULE_PARM_DESC(leak, "Blocks of 256 bytes to leak on purpose, shown at unload 
 /* Kept until unload. */
 static u8 *buf;		/* kmalloc_mt(1024), grown to 4096 with kreallocf_mt() */
 static u64 *array;	/* kmalloc_array_mt(64, sizeof(u64)): 512 bytes */
+static unsigned long page;	/* __get_free_pages_mt(order 0): one page */
 
 static int __init malloc_types_sample_init(void)
 {
@@ -69,8 +72,11 @@ static int __init malloc_types_sample_init(void)
 	array = kmalloc_array_mt(64, sizeof(*array), GFP_KERNEL, M_C_SAMPLE_BUF);
 	if (!array)
 		goto out_buf;
-	if (sample_table_create())
+	page = __get_free_pages_mt(GFP_KERNEL, 0, M_C_SAMPLE_PAGES);
+	if (!page)
 		goto out_array;
+	if (sample_table_create())
+		goto out_page;
 
 	for (i = 0; i < min(leak, 1000U); i++) {
 		/* Leaked on purpose: nothing keeps the pointer. */
@@ -80,6 +86,8 @@ static int __init malloc_types_sample_init(void)
 	pr_info("loaded, %u blocks of \"c sample leak\" leaked on purpose\n", i);
 	return 0;
 
+out_page:
+	free_pages_mt(page, 0, M_C_SAMPLE_PAGES);
 out_array:
 	kfree_mt(array, M_C_SAMPLE_BUF);
 out_buf:
@@ -90,6 +98,7 @@ out_buf:
 static void __exit malloc_types_sample_exit(void)
 {
 	sample_table_destroy();
+	free_pages_mt(page, 0, M_C_SAMPLE_PAGES);
 	kfree_mt(array, M_C_SAMPLE_BUF);
 	kfree_mt(buf, M_C_SAMPLE_BUF);
 }

@@ -2,18 +2,18 @@
 
 //! Rust malloc types sample.
 //!
-//! Defines three malloc types (one with spaces in its name) and allocates with each form of the
-//! API: typed malloc, zero-malloc, reallocf, zfree, array allocation, and `Box` / `Vec` with the
-//! typed allocator. Some allocations live until the module is unloaded; with `leak=N` the module
-//! leaks N more blocks of 256 bytes of "sample leak" on purpose, so that unloading it shows the
-//! kernel's warning:
+//! Defines four malloc types (one with spaces in its name) and allocates with each form of the
+//! API: typed malloc, zero-malloc, reallocf, zfree, array allocation, `Box` / `Vec` with the
+//! typed allocator, and a typed page (FreeBSD's `contigmalloc`). Some allocations live until the
+//! module is unloaded; with `leak=N` the module leaks N more blocks of 256 bytes of "sample leak"
+//! on purpose, so that unloading it shows the kernel's warning:
 //!
 //! `Warning: memory type sample leak leaked memory on destroy (N allocations, 256*N bytes leaked).`
 
 use core::ptr::NonNull;
 use kernel::{
-    alloc::{Box, Vec},
-    malloc_type::TypedAlloc,
+    alloc::{flags::__GFP_ZERO, Box, Vec},
+    malloc_type::{TypedAlloc, TypedPage},
     prelude::*,
 };
 
@@ -31,6 +31,11 @@ kernel::malloc_define!(
     M_SAMPLE_LEAK,
     "sample leak",
     "Blocks the sample leaks on purpose"
+);
+kernel::malloc_define!(
+    M_SAMPLE_PAGES,
+    "sample pages",
+    "Pages of the malloc types sample"
 );
 
 module! {
@@ -62,6 +67,8 @@ struct RustMallocTypes {
     list: Option<Box<Node, TypedAlloc<M_SAMPLE_NODE>>>,
     /// Numbers in a typed `Vec`, kept until unload.
     numbers: Vec<u32, TypedAlloc<M_SAMPLE_BUF>>,
+    /// A zeroed page, charged to "sample pages" until unload.
+    _page: TypedPage<M_SAMPLE_PAGES>,
 }
 
 // SAFETY: The raw blocks are plain memory owned by the module; any thread may free them.
@@ -95,11 +102,23 @@ impl kernel::Module for RustMallocTypes {
                 return Err(e);
             }
         };
+        let page = match TypedPage::alloc_page(GFP_KERNEL | __GFP_ZERO) {
+            Ok(page) => page,
+            Err(e) => {
+                // SAFETY: The blocks came from `M_SAMPLE_BUF` and are not used again.
+                unsafe {
+                    M_SAMPLE_BUF.free(buf.as_ptr().cast());
+                    M_SAMPLE_BUF.free(array.as_ptr().cast());
+                }
+                return Err(e.into());
+            }
+        };
         let mut this = RustMallocTypes {
             buf,
             array,
             list: None,
             numbers: Vec::new(),
+            _page: page,
         };
 
         // An overflowing array is an error, not a panic; the type counts it among its failures
@@ -125,7 +144,12 @@ impl kernel::Module for RustMallocTypes {
             M_SAMPLE_LEAK.malloc(256, GFP_KERNEL)?;
         }
 
-        for t in [&M_SAMPLE_BUF, &M_SAMPLE_NODE, &M_SAMPLE_LEAK] {
+        for t in [
+            &M_SAMPLE_BUF,
+            &M_SAMPLE_NODE,
+            &M_SAMPLE_LEAK,
+            &M_SAMPLE_PAGES,
+        ] {
             let s = t.stats();
             pr_info!(
                 "type {:?}: {} in use, {} bytes in use, {} requests\n",

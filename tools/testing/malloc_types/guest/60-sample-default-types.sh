@@ -17,6 +17,12 @@ row=$(grep '^  sample leak ' $types)
 # array, a failure.
 row=$(grep '^   sample buf ' $types)
 [ "$row" = "   sample buf     3     5K        7    0     1       - rust_malloc_types  8,16,256,512,1024,4096" ] || fail "sample buf row: '$row'"
+# sample pages: one zeroed TypedPage, kept until unload (the arm64 test
+# kernel has 16 KiB pages).
+page=4K
+[ "$(uname -m)" = aarch64 ] && page=16K
+row=$(sed -nE 's/^ *sample pages +([0-9]+) +([0-9]+K) +([0-9]+) .*$/\1 \2 \3/p' $types)
+[ "$row" = "1 $page 1" ] || fail "sample pages: '$row', want '1 $page 1'"
 # The whole file, in the console log (the documentation's example).
 sed "s/^/$name: types: /" $types
 rmmod rust_malloc_types || fail "rmmod rust_malloc_types"

@@ -27,6 +27,12 @@ r=$(grep '^ c sample buf ' $types)
 	fail "c sample buf row: '$r'"
 r=$(grep '^c sample leak ' $types)
 [ "$r" = "c sample leak     3     1K        3    0     0       - malloc_types_sample  256" ] || fail "c sample leak row: '$r'"
+# c sample pages: one page of __get_free_pages_mt(), kept until unload (the
+# arm64 test kernel has 16 KiB pages).
+page=4K
+[ "$(uname -m)" = aarch64 ] && page=16K
+r=$(row "c sample pages")
+[ "$r" = "1 $page 1" ] || fail "c sample pages: '$r', want '1 $page 1'"
 r=$(memstat -m -H --name c_sample_buf)
 echo "$r" | grep -qE '^ *c sample buf +3 +7K +6 +16,256,512,1024,2048,4096$' ||
 	fail "memstat --name c_sample_buf: '$r'"
