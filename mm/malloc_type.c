@@ -186,7 +186,8 @@ EXPORT_SYMBOL_GPL(malloc_type_zone_alloc);
  * no size (as FreeBSD's free(9) takes none): the object size of the slab
  * cache that holds it (the kmalloc size class, also for a KFENCE object,
  * whose slab is its cache's), the pages of a large kmalloc block, or the
- * requested size of a vmalloc area rounded up to whole pages. These are the
+ * requested size of a vmalloc area rounded up to whole pages; for a block
+ * memguard guards, what it recorded as charged. These are the
  * sizes the allocation was charged: the accounting rounds a request up to its
  * size class or pages the same way.
  *
@@ -203,7 +204,14 @@ size_t malloc_type_block_size(const void *p)
 	if (unlikely(ZERO_OR_NULL_PTR(p)))
 		return 0;
 	if (unlikely(is_vmalloc_addr(p))) {
-		struct vm_struct *vm = find_vm_area(p);
+		struct vm_struct *vm;
+#ifdef CONFIG_MALLOC_TYPE_MEMGUARD
+		size_t charged;
+
+		if (malloc_type_memguard_block(p, &charged))
+			return charged;
+#endif
+		vm = find_vm_area(p);
 
 		if (WARN_ON_ONCE(!vm))
 			return 0;
@@ -227,8 +235,9 @@ EXPORT_SYMBOL_GPL(malloc_type_block_size);
  * FreeBSD's malloc_usable_size(9), with the semantics of ksize(): the size
  * the block was charged to its type (malloc_type_block_size(): its size
  * class, pages, or vmalloc pages), except for a KFENCE object, of which only
- * the requested size is usable (its guard page may start right after). So
- * the usable size never exceeds the charge, and equals it but for KFENCE.
+ * the requested size is usable (its guard page may start right after), and
+ * for a block memguard guards (CONFIG_MALLOC_TYPE_MEMGUARD), likewise. So
+ * the usable size never exceeds the charge, and equals it but for these.
  *
  * Like ksize() it only reports: past the size the block was requested with,
  * KASAN keeps the bytes poisoned and the compiler's __alloc_size() bounds
@@ -244,10 +253,18 @@ EXPORT_SYMBOL_GPL(malloc_type_block_size);
  */
 size_t malloc_usable_size(const void *p)
 {
+	size_t size __maybe_unused;
+
 	if (unlikely(ZERO_OR_NULL_PTR(p)) || !kasan_check_byte(p))
 		return 0;
 	if (is_kfence_address(p))
 		return kfence_ksize(p);
+#ifdef CONFIG_MALLOC_TYPE_MEMGUARD
+	/* A guarded block ends where its guard page starts. */
+	size = malloc_type_memguard_block(p, NULL);
+	if (size)
+		return size;
+#endif
 	return malloc_type_block_size(p);
 }
 EXPORT_SYMBOL_GPL(malloc_usable_size);
@@ -261,8 +278,9 @@ EXPORT_SYMBOL_GPL(malloc_usable_size);
  *
  * A resize that knows only the size class of the old block copies up to that
  * size, past the size it was requested with, which KASAN poisons: copy with
- * KASAN checks off, as krealloc() does. A KFENCE object may end where its
- * guard page starts: at most its requested size is copied from it.
+ * KASAN checks off, as krealloc() does. A KFENCE object, or a block memguard
+ * guards, may end where its guard page starts: at most its requested size
+ * is copied from it.
  *
  * Any context.
  */
@@ -270,6 +288,10 @@ void malloc_type_block_copy(void *to, const void *from, size_t len)
 {
 	if (is_kfence_address(from))
 		len = min(len, kfence_ksize(from));
+#ifdef CONFIG_MALLOC_TYPE_MEMGUARD
+	/* A guarded block ends where its guard page starts. */
+	len = min(len, malloc_type_memguard_block(from, NULL) ?: len);
+#endif
 	kasan_disable_current();
 	memcpy(to, kasan_reset_tag(from), len);
 	kasan_enable_current();
@@ -466,6 +488,7 @@ static int malloc_type_register(struct malloc_type *mtp, struct module *mod)
 	malloc_type_probes_apply(mtp);
 	malloc_type_peak_register(mtp);
 	malloc_type_fail_register(mtp);
+	malloc_type_memguard_register(mtp);
 	/* Publish the statistics last: their presence means "registered". */
 	smp_store_release(&mti->mti_stats, stats);
 	list_add_rcu(&mti->mti_list, &malloc_type_list);
@@ -501,6 +524,7 @@ malloc_type_unpublish(struct malloc_type *mtp)
 	WRITE_ONCE(mti->mti_stats, NULL);
 	malloc_type_peak_unregister(mtp);
 	malloc_type_fail_unregister(mtp);
+	malloc_type_memguard_unregister(mtp);
 	return stats;
 }
 

@@ -47,6 +47,24 @@ static inline void malloc_type_fail_unregister(struct malloc_type *mtp)
 }
 #endif
 
+#ifdef CONFIG_MALLOC_TYPE_MEMGUARD
+/*
+ * memguard (mm/malloc_type_memguard.c): a type that registers is guarded
+ * when a pattern of memguard/types matches it, and a type that goes is not
+ * any more. Registry mutex held.
+ */
+void malloc_type_memguard_register(struct malloc_type *mtp);
+void malloc_type_memguard_unregister(struct malloc_type *mtp);
+#else
+static inline void malloc_type_memguard_register(struct malloc_type *mtp)
+{
+}
+
+static inline void malloc_type_memguard_unregister(struct malloc_type *mtp)
+{
+}
+#endif
+
 struct iov_iter;
 struct malloc_type_stream;
 

@@ -153,6 +153,25 @@ extern struct malloc_type_fail malloc_type_fail;
 extern struct malloc_type_selection malloc_type_fail_selection;
 #endif
 
+#ifdef CONFIG_MALLOC_TYPE_MEMGUARD
+/**
+ * struct malloc_type_memguard_report - what memguard's last report said
+ * @addr: the address of the access or the free.
+ * @what: the kind of bug ("out-of-bounds", "use-after-free", ...).
+ * @type: the text of the block's malloc type's name, "" for none.
+ */
+struct malloc_type_memguard_report {
+	unsigned long	addr;
+	char		what[24];
+	char		type[MALLOC_TYPE_TEXT_MAX + 1];
+};
+
+/* memguard (mm/malloc_type_memguard.c): its selection and, for KUnit, its reports. */
+extern struct malloc_type_selection malloc_type_memguard_selection;
+extern struct malloc_type_memguard_report malloc_type_memguard_last;
+long malloc_type_memguard_reports(void);
+#endif
+
 /* The selections, and their lists for the KUnit tests (mm/malloc_type_c_test.c). */
 extern struct malloc_type_selection dtmalloc_selection;
 extern struct malloc_type_selection malloc_type_peak_selection;

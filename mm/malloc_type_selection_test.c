@@ -14,6 +14,13 @@
  * - fail_malloc_type/types (CONFIG_FAIL_MALLOC_TYPE) selects the types
  *   whose allocations fail, and they fail as its fault attributes say.
  *
+ * The suite malloc_type_memguard (CONFIG_MALLOC_TYPE_MEMGUARD): memguard/types
+ * selects the types memguard guards; a one-byte overflow, a use after free
+ * and a double free of a guarded block are caught and reported with the
+ * type named (the reports are expected: judge.py accepts memguard's
+ * "BUG: memguard:" lines within this suite only), while the same overflow
+ * and use after free of a type that is not guarded go unnoticed by it.
+ *
  * Each test leaves the selections empty, as the kernel boots with them
  * (the suite's exit).
  */
@@ -21,6 +28,7 @@
 #include <kunit/test.h>
 #include <linux/completion.h>
 #include <linux/jump_label.h>
+#include <linux/kasan.h>
 #include <linux/kthread.h>
 #include <linux/malloc_type.h>
 #include <linux/random.h>
@@ -422,7 +430,195 @@ static struct kunit_suite malloc_type_selection_suite = {
 	.test_cases = malloc_type_selection_cases,
 };
 
+#ifdef CONFIG_MALLOC_TYPE_MEMGUARD
+MALLOC_DEFINE(M_KUNIT_MG, "kunit mg guarded", "KUnit: memguard guards it");
+MALLOC_DEFINE(M_KUNIT_MG_NOT, "kunit mg spared", "KUnit: memguard leaves it");
+
+/* The type's bytes in use, summed over the possible CPUs. */
+static s64 mt_mem_use(struct malloc_type *mtp)
+{
+	struct malloc_type_stats __percpu *pcpu = READ_ONCE(mtp->ks_mti.mti_stats);
+	u64 n = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct malloc_type_stats *c = per_cpu_ptr(pcpu, cpu);
+
+		n += READ_ONCE(c->mts_memalloced) - READ_ONCE(c->mts_memfreed);
+	}
+	return (s64)n;
+}
+
+/* memguard/types selects the types it guards; their blocks keep their charge. */
+static void memguard_guards_selected_types(struct kunit *test)
+{
+	struct malloc_type_words w = {};
+	size_t charged = 0;
+	u8 *p, *q, *r;
+
+	KUNIT_ASSERT_EQ(test, sel_write(&malloc_type_memguard_selection, &w,
+					"kunit_mg_guarded\n"), 0);
+	KUNIT_EXPECT_TRUE(test, static_key_enabled(&malloc_type_events.memguard.key));
+	KUNIT_EXPECT_TRUE(test, static_key_enabled(&malloc_type_events.guarded.key));
+	KUNIT_EXPECT_TRUE(test, test_bit(MALLOC_TYPE_EV_MEMGUARD,
+					 &M_KUNIT_MG->ks_mti.mti_events));
+	KUNIT_EXPECT_FALSE(test, test_bit(MALLOC_TYPE_EV_MEMGUARD,
+					  &M_KUNIT_MG_NOT->ks_mti.mti_events));
+
+	p = kzalloc_mt(100, GFP_KERNEL, M_KUNIT_MG);
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	KUNIT_EXPECT_TRUE(test, is_vmalloc_addr(p));
+	/* It ends where the guard page starts. */
+	KUNIT_EXPECT_EQ(test, offset_in_page(p + 104), 0UL);
+	KUNIT_EXPECT_EQ(test, malloc_type_memguard_block(p, &charged), 100UL);
+	KUNIT_EXPECT_EQ(test, charged, kmalloc_size_roundup(100));
+	KUNIT_EXPECT_EQ(test, malloc_type_block_size(p), kmalloc_size_roundup(100));
+	KUNIT_EXPECT_EQ(test, malloc_usable_size(p), 100UL);
+	KUNIT_EXPECT_TRUE(test, mem_is_zero(p, 100));
+	memset(p, 0x5a, 100);
+	/* A resize moves the block, to another guarded one. */
+	q = krealloc_mt(p, 200, GFP_KERNEL, M_KUNIT_MG);
+	KUNIT_ASSERT_NOT_NULL(test, q);
+	KUNIT_EXPECT_PTR_NE(test, q, p);
+	KUNIT_EXPECT_TRUE(test, is_vmalloc_addr(q));
+	KUNIT_EXPECT_TRUE(test, !memchr_inv(q, 0x5a, 100));
+	/* A power of two is aligned to itself, as kmalloc aligns it. */
+	r = kmalloc_mt(64, GFP_KERNEL, M_KUNIT_MG);
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	KUNIT_EXPECT_TRUE(test, IS_ALIGNED((unsigned long)r, 64));
+	kfree_mt(r, M_KUNIT_MG);
+	kfree_sensitive_mt(q, M_KUNIT_MG);
+
+	/* The other types, and sizes above the largest size class, are not guarded. */
+	p = kmalloc_mt(100, GFP_KERNEL, M_KUNIT_MG_NOT);
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	KUNIT_EXPECT_FALSE(test, is_vmalloc_addr(p));
+	kfree_mt(p, M_KUNIT_MG_NOT);
+	p = kmalloc_mt(KMALLOC_MAX_CACHE_SIZE + 1, GFP_KERNEL, M_KUNIT_MG);
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	KUNIT_EXPECT_FALSE(test, is_vmalloc_addr(p));
+	kfree_mt(p, M_KUNIT_MG);
+
+	KUNIT_EXPECT_EQ(test, mt_mem_use(M_KUNIT_MG), 0);
+	KUNIT_EXPECT_EQ(test, sel_write(&malloc_type_memguard_selection, &w,
+					"!kunit_mg_guarded\n"), 0);
+	KUNIT_EXPECT_FALSE(test, test_bit(MALLOC_TYPE_EV_MEMGUARD,
+					  &M_KUNIT_MG->ks_mti.mti_events));
+	/* Deselected: a new block is not guarded. */
+	p = kmalloc_mt(100, GFP_KERNEL, M_KUNIT_MG);
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	KUNIT_EXPECT_FALSE(test, is_vmalloc_addr(p));
+	kfree_mt(p, M_KUNIT_MG);
+}
+
+/* The last report was of @what at @addr, in type "kunit mg guarded". */
+static void expect_report(struct kunit *test, long before, const char *what,
+			  const void *addr)
+{
+	KUNIT_EXPECT_EQ(test, malloc_type_memguard_reports(), before + 1);
+	KUNIT_EXPECT_STREQ(test, malloc_type_memguard_last.what, what);
+	KUNIT_EXPECT_STREQ(test, malloc_type_memguard_last.type, "kunit mg guarded");
+	KUNIT_EXPECT_EQ(test, malloc_type_memguard_last.addr, (unsigned long)addr);
+}
+
+/*
+ * A one-byte overflow, a use after free and a double free of a guarded
+ * block fault at once and are reported, the type named; the kernel goes on.
+ * On one CPU: the free forgets the block in this CPU's TLB at once, the
+ * others' in a work item.
+ */
+static void memguard_catches_bugs(struct kunit *test)
+{
+	struct malloc_type_words w = {};
+	size_t i = 64;
+	long n;
+	u8 *p;
+
+	KUNIT_ASSERT_EQ(test, sel_write(&malloc_type_memguard_selection, &w,
+					"kunit_mg_guarded\n"), 0);
+	p = kmalloc_mt(64, GFP_KERNEL, M_KUNIT_MG);
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	KUNIT_ASSERT_TRUE(test, is_vmalloc_addr(p));
+	OPTIMIZER_HIDE_VAR(i);
+
+	migrate_disable();
+	WRITE_ONCE(malloc_type_memguard_kunit_expect, true);
+	n = malloc_type_memguard_reports();
+	WRITE_ONCE(p[i], 1);
+	expect_report(test, n, "out-of-bounds", p + 64);
+
+	kfree_mt(p, M_KUNIT_MG);
+	n = malloc_type_memguard_reports();
+	(void)READ_ONCE(p[0]);
+	expect_report(test, n, "use-after-free", p);
+
+	n = malloc_type_memguard_reports();
+	kfree_mt(p, M_KUNIT_MG);
+	expect_report(test, n, "double-free", p);
+	WRITE_ONCE(malloc_type_memguard_kunit_expect, false);
+	migrate_enable();
+	/* The double free uncharged nothing. */
+	KUNIT_EXPECT_EQ(test, mt_mem_use(M_KUNIT_MG), 0);
+}
+
+/*
+ * The same bugs in a type that is not guarded go unnoticed by memguard:
+ * an overflow into the slack of the size class, and a read of a freed slab
+ * object (KASAN, which would report them, looks away).
+ */
+static void memguard_leaves_other_types(struct kunit *test)
+{
+	struct malloc_type_words w = {};
+	size_t i = 60;
+	long n;
+	u8 *p;
+
+	KUNIT_ASSERT_EQ(test, sel_write(&malloc_type_memguard_selection, &w,
+					"kunit_mg_guarded\n"), 0);
+	p = kmalloc_mt(60, GFP_KERNEL, M_KUNIT_MG_NOT);
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	KUNIT_ASSERT_FALSE(test, is_vmalloc_addr(p));
+	OPTIMIZER_HIDE_VAR(i);
+	n = malloc_type_memguard_reports();
+	kasan_disable_current();
+	WRITE_ONCE(p[i], 1);
+	kfree_mt(p, M_KUNIT_MG_NOT);
+	(void)READ_ONCE(p[0]);
+	kasan_enable_current();
+	KUNIT_EXPECT_EQ(test, malloc_type_memguard_reports(), n);
+}
+
+/*
+ * Each test takes its pattern out again, whether it passed or not; the
+ * selection of the command line (memguard.desc=) stays.
+ */
+static void memguard_exit(struct kunit *test)
+{
+	struct malloc_type_words w = {};
+
+	WRITE_ONCE(malloc_type_memguard_kunit_expect, false);
+	sel_write(&malloc_type_memguard_selection, &w, "!kunit_mg_guarded\n");
+	KUNIT_EXPECT_FALSE(test, test_bit(MALLOC_TYPE_EV_MEMGUARD,
+					  &M_KUNIT_MG->ks_mti.mti_events));
+}
+
+static struct kunit_case malloc_type_memguard_cases[] = {
+	KUNIT_CASE(memguard_guards_selected_types),
+	KUNIT_CASE(memguard_catches_bugs),
+	KUNIT_CASE(memguard_leaves_other_types),
+	{}
+};
+
+static struct kunit_suite malloc_type_memguard_suite = {
+	.name = "malloc_type_memguard",
+	.exit = memguard_exit,
+	.test_cases = malloc_type_memguard_cases,
+};
+
+kunit_test_suites(&malloc_type_selection_suite, &malloc_type_memguard_suite);
+#else
 kunit_test_suite(malloc_type_selection_suite);
+#endif
 
 MODULE_DESCRIPTION("KUnit tests of the malloc types selection files");
 MODULE_LICENSE("GPL");

@@ -66,6 +66,7 @@
  */
 #define MALLOC_TYPE_EV_PEAK		2
 #define MALLOC_TYPE_EV_FAIL		3
+#define MALLOC_TYPE_EV_MEMGUARD		4
 
 /**
  * struct malloc_type_internal - the part of a type owned by the subsystem
@@ -95,7 +96,10 @@
  *	(a pattern in /proc/malloc_types_peak matches its probe name; the
  *	accounting then keeps @mti_in_use), bit MALLOC_TYPE_EV_FAIL while its
  *	allocations may be made to fail (CONFIG_FAIL_MALLOC_TYPE: a pattern in
- *	debugfs's fail_malloc_type/types matches its probe name). Changed with
+ *	debugfs's fail_malloc_type/types matches its probe name), bit
+ *	MALLOC_TYPE_EV_MEMGUARD while its allocations are guarded
+ *	(CONFIG_MALLOC_TYPE_MEMGUARD: a pattern in debugfs's memguard/types
+ *	matches it). Changed with
  *	atomic bit operations (the probe selection, the peak tracking and the
  *	failure injection have mutexes of their own), read locklessly.
  * @mti_owner: the name of the module that defines the type, "vmlinux" for
@@ -220,6 +224,25 @@ static inline void malloc_type_module_unload(struct module *mod)
 }
 #endif
 
+struct pt_regs;
+
+#ifdef CONFIG_MALLOC_TYPE_MEMGUARD
+/*
+ * memguard per type (mm/malloc_type_memguard.c): the page fault handlers
+ * report a kernel fault on a not-present page in its arena through this,
+ * as through kfence_handle_page_fault().
+ */
+bool malloc_type_memguard_fault(unsigned long addr, bool is_write,
+				struct pt_regs *regs);
+#else
+static inline bool malloc_type_memguard_fault(unsigned long addr,
+					      bool is_write,
+					      struct pt_regs *regs)
+{
+	return false;
+}
+#endif
+
 #ifdef CONFIG_MALLOC_TYPES
 
 int malloc_type_for_each(int (*fn)(struct malloc_type *mtp, void *arg),
@@ -256,6 +279,12 @@ extern struct dtmalloc_selection dtmalloc_probes_selected;
  * @fail: on while any type's allocations may be made to fail
  *	(CONFIG_FAIL_MALLOC_TYPE): an allocation then takes the general path,
  *	which tests the type's MALLOC_TYPE_EV_FAIL bit before it allocates.
+ * @memguard: on while any type's allocations are guarded
+ *	(CONFIG_MALLOC_TYPE_MEMGUARD): an allocation then takes the general
+ *	path, which asks memguard for a new block of such a type.
+ * @guarded: on from the first type guarded on, since guarded blocks may
+ *	outlive their type's selection: a free then asks memguard whether the
+ *	block is one of its own.
  *
  * Counted keys (static_branch_inc()): the tracepoints' reg and unreg
  * functions hold one reference each, each tracked type one of @malloc and
@@ -267,6 +296,8 @@ struct malloc_type_events {
 	struct static_key_false malloc;
 	struct static_key_false free;
 	struct static_key_false fail;
+	struct static_key_false memguard;
+	struct static_key_false guarded;
 };
 
 extern struct malloc_type_events malloc_type_events;
@@ -290,6 +321,14 @@ void malloc_type_peak_track(struct malloc_type *mtp, bool on);
  * is on.
  */
 bool malloc_type_should_fail(struct malloc_type *mtp, size_t size, gfp_t flags);
+#endif
+#ifdef CONFIG_MALLOC_TYPE_MEMGUARD
+/* memguard per type (mm/malloc_type_memguard.c), called by the accounting. */
+void *malloc_type_memguard_alloc(struct malloc_type *mtp, size_t size,
+				 size_t align, gfp_t flags, size_t charged);
+bool malloc_type_memguard_free(const void *p, size_t *charged);
+size_t malloc_type_memguard_block(const void *p, size_t *charged);
+extern bool malloc_type_memguard_kunit_expect;
 #endif
 /**
  * struct malloc_type_default_switch - whether untyped Rust allocations are charged

@@ -90,9 +90,11 @@ impl MallocType {
         flags: Flags,
         nid: NumaNode,
     ) -> Result<NonNull<[u8]>, AllocError> {
-        // While failure injection has a type selected, every allocation takes the general path,
-        // which asks whether its type's is to fail.
-        if cfg!(CONFIG_FAIL_MALLOC_TYPE) && trace::fail_events() {
+        // While failure injection or memguard has a type selected, every allocation takes the
+        // general path, which asks whether its type's is to fail or to be guarded.
+        if (cfg!(CONFIG_FAIL_MALLOC_TYPE) && trace::fail_events())
+            || (cfg!(CONFIG_MALLOC_TYPE_MEMGUARD) && trace::memguard_events())
+        {
             return self.alloc_slow(layout, flags, nid);
         }
         let size = layout.size();
@@ -190,8 +192,9 @@ impl MallocType {
         if layout.size() == 0 {
             return;
         }
-        // SAFETY: `ptr` is a live kmalloc allocation, not used again (safety requirements).
-        let size = unsafe { bindings::kfree_size(ptr.as_ptr().cast()) };
+        // SAFETY: `ptr` is a live allocation of `TypedAlloc`, not used again (safety
+        // requirements).
+        let size = unsafe { free_block(ptr.as_ptr()) };
         self.account_free(size);
     }
 
@@ -208,6 +211,9 @@ impl MallocType {
         flags: Flags,
         nid: NumaNode,
     ) -> Result<NonNull<u8>, AllocError> {
+        if let Some(p) = self.memguard_alloc(layout, flags) {
+            return Ok(p);
+        }
         if zoned {
             // SAFETY: `self.as_raw()` is a valid type; any size, flags and node are accepted.
             let n = unsafe {
@@ -229,6 +235,37 @@ impl MallocType {
         }
     }
 
+    /// A block that memguard guards (`CONFIG_MALLOC_TYPE_MEMGUARD`, `mm/malloc_type_memguard.c`)
+    /// when the type is selected and memguard takes the request; `None` otherwise, without
+    /// memguard at no cost but a no-op while no type is selected.
+    #[inline(always)]
+    fn memguard_alloc(&self, layout: Layout, flags: Flags) -> Option<NonNull<u8>> {
+        #[cfg(CONFIG_MALLOC_TYPE_MEMGUARD)]
+        if trace::memguard_events() {
+            return self.memguard_alloc_slow(layout, flags);
+        }
+        let _ = (layout, flags);
+        None
+    }
+
+    /// [`MallocType::memguard_alloc`] once a type is selected: asks memguard.
+    #[cfg(CONFIG_MALLOC_TYPE_MEMGUARD)]
+    #[cold]
+    #[inline(never)]
+    fn memguard_alloc_slow(&self, layout: Layout, flags: Flags) -> Option<NonNull<u8>> {
+        // SAFETY: `self.as_raw()` is a valid type; any size, alignment and flags are accepted.
+        let p = unsafe {
+            bindings::malloc_type_memguard_alloc(
+                self.as_raw(),
+                layout.size(),
+                layout.align(),
+                flags.as_raw(),
+                accounted_size(layout.size()),
+            )
+        };
+        NonNull::new(p.cast())
+    }
+
     /// Copies the first `len` bytes of the kmalloc block `from` to `to`, and frees `from`.
     ///
     /// `len` may reach past the size `from` was requested with, up to its size class (a resize
@@ -243,8 +280,8 @@ impl MallocType {
         // SAFETY: `from` is a kmalloc block of a size class of at least `len` bytes, `to` is
         // valid for `len` bytes and distinct from it (safety requirements).
         unsafe { bindings::malloc_type_block_copy(to.as_ptr().cast(), from.as_ptr().cast(), len) };
-        // SAFETY: `from` is a live kmalloc allocation, not used again (safety requirements).
-        unsafe { bindings::kfree(from.as_ptr().cast()) };
+        // SAFETY: `from` is a live block, not used again (safety requirements).
+        unsafe { free_block(from.as_ptr()) };
     }
 
     /// The allocator behind every typed allocation, with the contract of
@@ -297,8 +334,8 @@ impl MallocType {
 
         if new_size == 0 {
             if let Some(p) = ptr {
-                // SAFETY: `p` is a live kmalloc allocation of this type (safety requirements).
-                unsafe { bindings::kfree(p.as_ptr().cast()) };
+                // SAFETY: `p` is a live allocation of this type (safety requirements).
+                unsafe { free_block(p.as_ptr()) };
                 self.account_free(accounted_size(old_size));
             }
             return Ok(NonNull::slice_from_raw_parts(
@@ -323,7 +360,12 @@ impl MallocType {
             // `krealloc()` would keep an object that fits, which would leave the block consuming
             // more than the type is charged; moving gives the memory back. For growth in a zone
             // other than 0, `krealloc()` would allocate from the shared caches.
-            Some(p) if new_class < old_class || (zoned && new_class > old_class) => {
+            // A block that memguard guards ends where its guard page starts: any resize moves.
+            Some(p)
+                if new_class < old_class
+                    || (zoned && new_class > old_class)
+                    || is_guarded(p.as_ptr()) =>
+            {
                 // SAFETY: `zoned` implies an alignment of at most `ARCH_KMALLOC_MINALIGN`.
                 let n = unsafe { self.alloc_block(zoned, layout, flags, nid) }?;
                 // SAFETY: `p` is a live kmalloc allocation valid for `old_size` bytes (safety
@@ -582,9 +624,9 @@ impl MallocType {
     pub unsafe fn free(&self, ptr: *mut u8) {
         // SAFETY: By the safety requirements `ptr` is null, `ZERO_SIZE_PTR` or below (a
         // zero-byte allocation), or a live allocation of the raw API of this type: a kmalloc
-        // block (the shared caches, its zone's buckets, or a large kmalloc), not used again.
-        // `kfree_size()` returns the size class (or pages) it consumed, 0 for no block.
-        let size = unsafe { bindings::kfree_size(ptr.cast()) };
+        // block (the shared caches, its zone's buckets, or a large kmalloc) or a guarded one,
+        // not used again. `free_block()` returns the size it was charged, 0 for no block.
+        let size = unsafe { free_block(ptr) };
         if size != 0 {
             self.account_free(size);
         }
@@ -672,9 +714,18 @@ impl MallocType {
         if zero_or_null(ptr) {
             return;
         }
-        // SAFETY: `ptr` is a live kmalloc block of the raw API of this type (safety
-        // requirements).
+        // SAFETY: `ptr` is a live block of the raw API of this type (safety requirements).
         let size = unsafe { bindings::malloc_type_block_size(ptr.cast()) };
+        if is_guarded(ptr) {
+            // SAFETY: `ptr` is a live guarded block, valid for the `usable_size()` bytes up to
+            // its guard page; it is freed and not used again.
+            unsafe {
+                ptr.write_bytes(0, usable_size(ptr));
+                free_block(ptr);
+            }
+            self.account_free(size);
+            return;
+        }
         // SAFETY: As above, and it is not used again. `kfree_sensitive()` zeroes the bytes
         // `ksize()` reports (the whole object, or the pages of a large kmalloc) and frees it.
         unsafe { bindings::kfree_sensitive(ptr.cast()) };
@@ -827,6 +878,71 @@ pub unsafe fn usable_size(ptr: *const u8) -> usize {
     // SAFETY: `ptr` is a live block of the raw API (safety requirements): kmalloc memory, or
     // vmalloc memory of the kvmalloc functions, which `malloc_usable_size()` takes.
     unsafe { bindings::malloc_usable_size(ptr.cast()) }
+}
+
+/// Frees the block at `p` of the kmalloc allocators of a type (or of memguard for a guarded
+/// type) and returns the size it was charged: `kfree_size()`'s, or what memguard recorded; 0 for
+/// null and `ZERO_SIZE_PTR`.
+///
+/// # Safety
+///
+/// `p` is null, `ZERO_SIZE_PTR`, or a live block of the raw API or of [`TypedAlloc`], not used
+/// again.
+#[inline(always)]
+unsafe fn free_block(p: *mut u8) -> usize {
+    // SAFETY: By the safety requirements.
+    if let Some(size) = unsafe { free_guarded(p) } {
+        return size;
+    }
+    // SAFETY: `p` is null, `ZERO_SIZE_PTR` or a live kmalloc block (safety requirements), not
+    // used again.
+    unsafe { bindings::kfree_size(p.cast()) }
+}
+
+/// Frees the block at `p` when memguard guards it, and returns the size it was charged; `None`
+/// for any other block, which it leaves alone. Without memguard, or before its first selection,
+/// a no-op.
+///
+/// # Safety
+///
+/// `p` is null, `ZERO_SIZE_PTR`, or a live block of a type's allocators, not used again if it
+/// is a guarded one.
+#[inline(always)]
+pub(super) unsafe fn free_guarded(p: *const u8) -> Option<usize> {
+    #[cfg(CONFIG_MALLOC_TYPE_MEMGUARD)]
+    if trace::guarded_blocks() {
+        // SAFETY: By the safety requirements.
+        return unsafe { free_guarded_slow(p) };
+    }
+    let _ = p;
+    None
+}
+
+/// [`free_guarded`] once memguard may hold blocks: asks it.
+///
+/// # Safety
+///
+/// As for [`free_guarded`].
+#[cfg(CONFIG_MALLOC_TYPE_MEMGUARD)]
+#[cold]
+#[inline(never)]
+unsafe fn free_guarded_slow(p: *const u8) -> Option<usize> {
+    let mut size = 0;
+    // SAFETY: Any address is accepted; a guarded block is freed, and not used again (safety
+    // requirements).
+    unsafe { bindings::malloc_type_memguard_free(p.cast(), &mut size) }.then_some(size)
+}
+
+/// Returns whether memguard guards the block at `p`.
+#[inline(always)]
+fn is_guarded(p: *const u8) -> bool {
+    #[cfg(CONFIG_MALLOC_TYPE_MEMGUARD)]
+    if trace::guarded_blocks() {
+        // SAFETY: Any address is accepted.
+        return unsafe { bindings::malloc_type_memguard_block(p.cast(), ptr::null_mut()) } != 0;
+    }
+    let _ = p;
+    false
 }
 
 /// Returns whether vmalloc served the block at `p`.

@@ -301,10 +301,18 @@ unsafe extern "C" fn malloc_type_kvfree(p: *const c_void, mtp: *mut bindings::ma
     if zero_or_null(p) {
         return;
     }
-    // SAFETY: `p` is a live kmalloc or vmalloc block (safety requirements).
-    let size = unsafe { bindings::malloc_type_block_size(p) };
-    // SAFETY: As above; it is not used again.
-    unsafe { bindings::kvfree(p) };
+    // SAFETY: `p` is a live block (safety requirements), not used again.
+    let size = match unsafe { super::alloc::free_guarded(p.cast()) } {
+        // A kmalloc_mt() block memguard guards, freed with kvfree_mt().
+        Some(size) => size,
+        None => {
+            // SAFETY: `p` is a live kmalloc or vmalloc block (safety requirements).
+            let size = unsafe { bindings::malloc_type_block_size(p) };
+            // SAFETY: As above; it is not used again.
+            unsafe { bindings::kvfree(p) };
+            size
+        }
+    };
     // SAFETY: By the safety requirements.
     if let Some(t) = unsafe { type_of(mtp) } {
         t.account_free(size);

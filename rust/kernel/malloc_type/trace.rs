@@ -144,6 +144,19 @@ events!(
     fail_events,
     fail
 );
+events!(
+    /// Returns whether some type's allocations are guarded (`CONFIG_MALLOC_TYPE_MEMGUARD`,
+    /// `mm/malloc_type_memguard.c`): allocations then take the general path, which asks.
+    memguard_events,
+    memguard
+);
+events!(
+    /// Returns whether memguard may hold blocks (on from its first selection on): frees then
+    /// ask whether theirs is one.
+    #[cfg(CONFIG_MALLOC_TYPE_MEMGUARD)]
+    guarded_blocks,
+    guarded
+);
 
 /// Bit of `mti_events`: the type's peak bytes in use are tracked (`mm/malloc_type_peak.c`).
 const EV_PEAK: c_ulong = 1 << bindings::MALLOC_TYPE_EV_PEAK;
