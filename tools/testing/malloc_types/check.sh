@@ -48,7 +48,9 @@ tally() { sed -n "s/^$1: \([0-9]*\) passed, \([0-9]*\) failed\$/\1 \2/p" | tail 
 # block I/O), under CONFIG_HARDENED_USERCOPY; the other guest tests expect
 # zone 0 in their rows. Boot 2 also has malloc_types.default_types=0: the
 # KUnit case of the default types then expects untyped Rust allocations
-# uncharged, and Binder's test that its workload leaves them unchanged.
+# uncharged, and Binder's test that its workload leaves them unchanged. And
+# memguard.desc=pipe: every pipe of the boot's shell is guarded by memguard
+# from boot on (guest test 74 checks that nothing was reported).
 # FLAVOUR (test or arm64) names the kernel; the results of arm64 say so.
 boot() { # boot FLAVOUR NAME MODE KERNEL-ARGS...
 	local flavour=$1 name=$2 mode=$3 log="$MT_CACHE/logs/check-console-$2.log" prefix=
@@ -142,7 +144,8 @@ x86_boots() {
 		boot test tests check mt.vmcore=1
 		vmcore_unwatch
 	fi
-	boot test numzones4 check malloc_types.numzones=4 malloc_types.default_types=0 mt.only=70-binder,72-rnull
+	boot test numzones4 check malloc_types.numzones=4 malloc_types.default_types=0 \
+		memguard.desc=pipe mt.only=70-binder,72-rnull,74-memguard
 }
 
 # The kernel without CONFIG_MALLOC_TYPES (configs/nomt.config): built, not
