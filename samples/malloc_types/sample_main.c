@@ -2,12 +2,12 @@
 /*
  * C malloc types sample.
  *
- * Defines two malloc types with MALLOC_DEFINE() and allocates with the
- * functions of the C API: kzalloc_mt() then kfree_sensitive_mt(),
- * kmalloc_mt() then kreallocf_mt(), kmalloc_array_mt(), kcalloc_mt() and
- * kvzalloc_mt(), and a page of "c sample pages" from __get_free_pages_mt()
- * (FreeBSD's contigmalloc()). The types are placed
- * as FreeBSD code places them: "c sample leak" is a static type of this
+ * Defines three malloc types with MALLOC_DEFINE() and allocates with the
+ * functions of the C API: kzalloc_mt() (with malloc_usable_size()) then
+ * kfree_sensitive_mt(), kmalloc_mt() then kreallocf_mt(),
+ * kmalloc_array_mt(), kcalloc_mt(), kvzalloc_mt(), and a page of "c sample
+ * pages" from __get_free_pages_mt() (FreeBSD's contigmalloc()). The types
+ * are placed as FreeBSD code places them: "c sample leak" is a static type of this
  * file; "c sample buf" is shared with the other file of the module
  * (sample_table.c, through MALLOC_DECLARE() in malloc_types_sample.h) and
  * exported for other modules (malloc_types_sample_user.c). Some blocks live
@@ -56,6 +56,8 @@ static int __init malloc_types_sample_init(void)
 	p = kzalloc_mt(200, GFP_KERNEL, M_C_SAMPLE_BUF);
 	if (!p)
 		return -ENOMEM;
+	/* FreeBSD's malloc_usable_size(): the size class the block was charged. */
+	pr_info("a block of 200 bytes has %zu usable\n", malloc_usable_size(p));
 	kfree_sensitive_mt(p, M_C_SAMPLE_BUF);
 	scratch = kcalloc_mt(3, sizeof(*scratch), GFP_KERNEL, M_C_SAMPLE_BUF);
 	if (!scratch)

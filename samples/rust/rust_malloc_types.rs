@@ -3,17 +3,17 @@
 //! Rust malloc types sample.
 //!
 //! Defines four malloc types (one with spaces in its name) and allocates with each form of the
-//! API: typed malloc, zero-malloc, reallocf, zfree, array allocation, `Box` / `Vec` with the
-//! typed allocator, and a typed page (FreeBSD's `contigmalloc`). Some allocations live until the
-//! module is unloaded; with `leak=N` the module leaks N more blocks of 256 bytes of "sample leak"
-//! on purpose, so that unloading it shows the kernel's warning:
+//! API: typed malloc, zero-malloc, reallocf, zfree, array allocation, usable size, `Box` / `Vec`
+//! with the typed allocator, and a typed page (FreeBSD's `contigmalloc`). Some allocations live
+//! until the module is unloaded; with `leak=N` the module leaks N more blocks of 256 bytes of
+//! "sample leak" on purpose, so that unloading it shows the kernel's warning:
 //!
 //! `Warning: memory type sample leak leaked memory on destroy (N allocations, 256*N bytes leaked).`
 
 use core::ptr::NonNull;
 use kernel::{
     alloc::{flags::__GFP_ZERO, Box, Vec},
-    malloc_type::{TypedAlloc, TypedPage},
+    malloc_type::{usable_size, TypedAlloc, TypedPage},
     prelude::*,
 };
 
@@ -85,6 +85,10 @@ impl kernel::Module for RustMallocTypes {
         // A scratch buffer that is used and freed at once, zeroed first (`zfree`), as a buffer
         // that held a secret is.
         let scratch = M_SAMPLE_BUF.zmalloc(200, GFP_KERNEL)?;
+        // FreeBSD's `malloc_usable_size()`: the size class the block was charged.
+        // SAFETY: `scratch` is a live block of the raw API.
+        let usable = unsafe { usable_size(scratch.as_ptr().cast()) };
+        pr_info!("a block of 200 bytes has {usable} usable\n");
         // SAFETY: `scratch` came from `M_SAMPLE_BUF` with 200 bytes and is not used again.
         unsafe { M_SAMPLE_BUF.zfree(scratch.as_ptr().cast()) };
 

@@ -17,6 +17,8 @@ row=$(grep '^  sample leak ' $types)
 # array, a failure.
 row=$(grep '^   sample buf ' $types)
 [ "$row" = "   sample buf     3     5K        7    0     1       - rust_malloc_types  8,16,256,512,1024,4096" ] || fail "sample buf row: '$row'"
+msg='rust_malloc_types: a block of 200 bytes has 256 usable'
+dmesg | grep -qF "$msg" || fail "no '$msg' in the kernel log (usable_size())"
 # sample pages: one zeroed TypedPage, kept until unload (the arm64 test
 # kernel has 16 KiB pages).
 page=4K

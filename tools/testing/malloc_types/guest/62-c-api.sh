@@ -33,6 +33,8 @@ page=4K
 [ "$(uname -m)" = aarch64 ] && page=16K
 r=$(row "c sample pages")
 [ "$r" = "1 $page 1" ] || fail "c sample pages: '$r', want '1 $page 1'"
+msg='malloc_types_sample: a block of 200 bytes has 256 usable'
+dmesg | grep -qF "$msg" || fail "no '$msg' in the kernel log (malloc_usable_size())"
 r=$(memstat -m -H --name c_sample_buf)
 echo "$r" | grep -qE '^ *c sample buf +3 +7K +6 +16,256,512,1024,2048,4096$' ||
 	fail "memstat --name c_sample_buf: '$r'"
