@@ -49,7 +49,6 @@
 #include <linux/debugfs.h>
 #include <linux/error-injection.h>
 #include <linux/fault-inject.h>
-#include <linux/glob.h>
 #include <linux/init.h>
 #include <linux/jump_label.h>
 #include <linux/malloc_type.h>
@@ -66,7 +65,7 @@ struct malloc_type_fail malloc_type_fail = {
 };
 
 static DEFINE_MUTEX(fail_mutex);
-static struct malloc_type_fail_patterns fail_patterns;
+static struct malloc_type_sel_patterns fail_patterns;
 
 /**
  * malloc_type_should_fail() - whether an allocation of a type is to fail
@@ -126,13 +125,7 @@ static void fail_deselect(struct malloc_type *mtp)
 /* Whether a pattern of the selection matches @mtp. Mutex held. */
 static bool fail_selected(struct malloc_type *mtp)
 {
-	unsigned int i;
-
-	for (i = 0; i < fail_patterns.nr; i++)
-		if (glob_match(fail_patterns.pat[i].glob,
-			       mtp->ks_mti.mti_probename))
-			return true;
-	return false;
+	return malloc_type_sel_patterns_match(&fail_patterns, mtp);
 }
 
 /**
@@ -182,54 +175,10 @@ static void fail_apply(void)
 	malloc_type_for_each(fail_apply_cb, NULL);
 }
 
-/*
- * Adds "PATTERN" to @staged, or takes it out for "!PATTERN"; adding a
- * pattern it holds, or taking out one it does not, changes nothing.
- */
-static int fail_edit(void *staged, const char *word, size_t len)
-{
-	struct malloc_type_fail_patterns *pats = staged;
-	struct malloc_type_sel_pattern pat;
-	bool remove = len && word[0] == '!';
-	unsigned int i;
-	int ret;
-
-	if (remove) {
-		word++;
-		len--;
-	}
-	ret = malloc_type_sel_pattern_set(&pat, word, len);
-	if (ret)
-		return ret;
-	for (i = 0; i < pats->nr; i++) {
-		if (strcmp(pats->pat[i].text, pat.text))
-			continue;
-		if (remove)
-			pats->pat[i] = pats->pat[--pats->nr];
-		return 0;
-	}
-	if (remove)
-		return 0;
-	if (pats->nr == MALLOC_TYPE_FAIL_PATTERNS_MAX)
-		return -ENOSPC;
-	pats->pat[pats->nr++] = pat;
-	return 0;
-}
-
-static void fail_clear(void *staged)
-{
-	struct malloc_type_fail_patterns *pats = staged;
-
-	pats->nr = 0;
-}
-
 static int fail_show(struct seq_file *m, void *v)
 {
-	unsigned int i;
-
 	mutex_lock(&fail_mutex);
-	for (i = 0; i < fail_patterns.nr; i++)
-		seq_printf(m, "%s\n", fail_patterns.pat[i].text);
+	malloc_type_sel_patterns_show(m, &fail_patterns);
 	mutex_unlock(&fail_mutex);
 	return 0;
 }
@@ -239,8 +188,8 @@ struct malloc_type_selection malloc_type_fail_selection = {
 	.list_lock	= &fail_mutex,
 	.list		= &fail_patterns,
 	.list_size	= sizeof(fail_patterns),
-	.edit		= fail_edit,
-	.clear		= fail_clear,
+	.edit		= malloc_type_sel_patterns_edit,
+	.clear		= malloc_type_sel_patterns_clear,
 	.apply		= fail_apply,
 	.show		= fail_show,
 };

@@ -58,7 +58,6 @@
 
 #include <linux/cacheflush.h>
 #include <linux/debugfs.h>
-#include <linux/glob.h>
 #include <linux/init.h>
 #include <linux/jump_label.h>
 #include <linux/malloc_type.h>
@@ -152,7 +151,7 @@ EXPORT_SYMBOL_GPL(malloc_type_memguard_kunit_expect);
 struct malloc_type_memguard_report malloc_type_memguard_last;
 
 static DEFINE_MUTEX(mg_mutex);
-static struct malloc_type_fail_patterns mg_patterns;
+static struct malloc_type_sel_patterns mg_patterns;
 
 static void memguard_flush_workfn(struct work_struct *work);
 
@@ -637,15 +636,10 @@ static void mg_deselect(struct malloc_type *mtp)
 		static_branch_dec(&malloc_type_events.memguard);
 }
 
+/* Whether a pattern of the selection matches @mtp. Mutex held. */
 static bool mg_selected(struct malloc_type *mtp)
 {
-	unsigned int i;
-
-	for (i = 0; i < mg_patterns.nr; i++)
-		if (glob_match(mg_patterns.pat[i].glob,
-			       mtp->ks_mti.mti_probename))
-			return true;
-	return false;
+	return malloc_type_sel_patterns_match(&mg_patterns, mtp);
 }
 
 /**
@@ -693,50 +687,10 @@ static void mg_apply(void)
 	malloc_type_for_each(mg_apply_cb, NULL);
 }
 
-static int mg_edit(void *staged, const char *word, size_t len)
-{
-	struct malloc_type_fail_patterns *pats = staged;
-	struct malloc_type_sel_pattern pat;
-	bool remove = len && word[0] == '!';
-	unsigned int i;
-	int ret;
-
-	if (remove) {
-		word++;
-		len--;
-	}
-	ret = malloc_type_sel_pattern_set(&pat, word, len);
-	if (ret)
-		return ret;
-	for (i = 0; i < pats->nr; i++) {
-		if (strcmp(pats->pat[i].text, pat.text))
-			continue;
-		if (remove)
-			pats->pat[i] = pats->pat[--pats->nr];
-		return 0;
-	}
-	if (remove)
-		return 0;
-	if (pats->nr == MALLOC_TYPE_FAIL_PATTERNS_MAX)
-		return -ENOSPC;
-	pats->pat[pats->nr++] = pat;
-	return 0;
-}
-
-static void mg_clear(void *staged)
-{
-	struct malloc_type_fail_patterns *pats = staged;
-
-	pats->nr = 0;
-}
-
 static int mg_show(struct seq_file *m, void *v)
 {
-	unsigned int i;
-
 	mutex_lock(&mg_mutex);
-	for (i = 0; i < mg_patterns.nr; i++)
-		seq_printf(m, "%s\n", mg_patterns.pat[i].text);
+	malloc_type_sel_patterns_show(m, &mg_patterns);
 	mutex_unlock(&mg_mutex);
 	return 0;
 }
@@ -746,8 +700,8 @@ struct malloc_type_selection malloc_type_memguard_selection = {
 	.list_lock	= &mg_mutex,
 	.list		= &mg_patterns,
 	.list_size	= sizeof(mg_patterns),
-	.edit		= mg_edit,
-	.clear		= mg_clear,
+	.edit		= malloc_type_sel_patterns_edit,
+	.clear		= malloc_type_sel_patterns_clear,
 	.apply		= mg_apply,
 	.show		= mg_show,
 };

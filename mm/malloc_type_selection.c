@@ -30,6 +30,7 @@
 #define pr_fmt(fmt) "malloc_types: " fmt
 
 #include <linux/fs.h>
+#include <linux/glob.h>
 #include <linux/printk.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
@@ -146,6 +147,91 @@ int malloc_type_sel_pattern_set(struct malloc_type_sel_pattern *p,
 	memcpy(p->text, pat, len);
 	p->text[len] = '\0';
 	return 0;
+}
+
+/**
+ * malloc_type_sel_patterns_edit() - apply a word to a plain list of patterns
+ * @staged: the copy of a struct malloc_type_sel_patterns being changed.
+ * @word: "PATTERN" adds the pattern, "!PATTERN" takes it out; need not be
+ *	NUL-terminated.
+ * @len: its length in bytes.
+ *
+ * The edit of struct malloc_type_selection for such a list. Adding a
+ * pattern the list holds, or taking out one it does not, changes nothing.
+ *
+ * Return: 0; -EINVAL for a bad pattern; -ENOSPC when the list is full.
+ */
+int malloc_type_sel_patterns_edit(void *staged, const char *word, size_t len)
+{
+	struct malloc_type_sel_patterns *pats = staged;
+	struct malloc_type_sel_pattern pat;
+	bool remove = len && word[0] == '!';
+	unsigned int i;
+	int ret;
+
+	if (remove) {
+		word++;
+		len--;
+	}
+	ret = malloc_type_sel_pattern_set(&pat, word, len);
+	if (ret)
+		return ret;
+	for (i = 0; i < pats->nr; i++) {
+		if (strcmp(pats->pat[i].text, pat.text))
+			continue;
+		if (remove)
+			pats->pat[i] = pats->pat[--pats->nr];
+		return 0;
+	}
+	if (remove)
+		return 0;
+	if (pats->nr == MALLOC_TYPE_SEL_PATTERNS_MAX)
+		return -ENOSPC;
+	pats->pat[pats->nr++] = pat;
+	return 0;
+}
+
+/**
+ * malloc_type_sel_patterns_clear() - empty a plain list of patterns
+ * @staged: the copy of a struct malloc_type_sel_patterns being changed.
+ */
+void malloc_type_sel_patterns_clear(void *staged)
+{
+	struct malloc_type_sel_patterns *pats = staged;
+
+	pats->nr = 0;
+}
+
+/**
+ * malloc_type_sel_patterns_match() - whether a pattern of a list names a type
+ * @pats: the list, its lock held.
+ * @mtp: a type, its probe name set.
+ *
+ * Return: true when a pattern matches @mtp's probe name.
+ */
+bool malloc_type_sel_patterns_match(const struct malloc_type_sel_patterns *pats,
+				    struct malloc_type *mtp)
+{
+	unsigned int i;
+
+	for (i = 0; i < pats->nr; i++)
+		if (glob_match(pats->pat[i].glob, mtp->ks_mti.mti_probename))
+			return true;
+	return false;
+}
+
+/**
+ * malloc_type_sel_patterns_show() - list a plain list of patterns, one a line
+ * @m: the seq_file of a reader.
+ * @pats: the list, its lock held.
+ */
+void malloc_type_sel_patterns_show(struct seq_file *m,
+				   const struct malloc_type_sel_patterns *pats)
+{
+	unsigned int i;
+
+	for (i = 0; i < pats->nr; i++)
+		seq_printf(m, "%s\n", pats->pat[i].text);
 }
 
 /* The state of the words written to @file, or NULL if it is not open for writing. */

@@ -122,18 +122,29 @@ struct malloc_type_peak_patterns {
 	struct malloc_type_peak_pattern	pat[MALLOC_TYPE_PEAK_PATTERNS_MAX];
 };
 
-/* The most patterns debugfs's fail_malloc_type/types holds. */
-#define MALLOC_TYPE_FAIL_PATTERNS_MAX	64
+/* The most patterns a plain list of patterns holds. */
+#define MALLOC_TYPE_SEL_PATTERNS_MAX	64
 
 /**
- * struct malloc_type_fail_patterns - the list of fail_malloc_type/types
+ * struct malloc_type_sel_patterns - a plain list of patterns
  * @nr: the number of patterns.
  * @pat: the patterns, in no order.
+ *
+ * The selection of debugfs's fail_malloc_type/types and memguard/types: a
+ * type is selected when a pattern matches its probe name. The functions
+ * below are the selection's edit, clear and show for such a list.
  */
-struct malloc_type_fail_patterns {
+struct malloc_type_sel_patterns {
 	unsigned int			nr;
-	struct malloc_type_sel_pattern	pat[MALLOC_TYPE_FAIL_PATTERNS_MAX];
+	struct malloc_type_sel_pattern	pat[MALLOC_TYPE_SEL_PATTERNS_MAX];
 };
+
+int malloc_type_sel_patterns_edit(void *staged, const char *word, size_t len);
+void malloc_type_sel_patterns_clear(void *staged);
+bool malloc_type_sel_patterns_match(const struct malloc_type_sel_patterns *pats,
+				    struct malloc_type *mtp);
+void malloc_type_sel_patterns_show(struct seq_file *m,
+				   const struct malloc_type_sel_patterns *pats);
 
 #ifdef CONFIG_FAIL_MALLOC_TYPE
 #include <linux/fault-inject.h>
