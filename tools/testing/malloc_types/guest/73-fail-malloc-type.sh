@@ -19,6 +19,7 @@
 #   with the selection emptied the workload passes again.
 name=73-fail-malloc-type
 fail() { echo "$name: FAIL: $*"; exit 1; }
+. /tests/lib.sh
 types=/proc/malloc_types
 fi=/sys/kernel/debug/fail_malloc_type
 cfs=/sys/kernel/config
@@ -30,14 +31,7 @@ row() { sed -nE "s/^ *$1 +([0-9]+) +[0-9]+K +([0-9]+) .*$/\1 \2/p" $types; }
 # The failures of the type called $1 (the Fails column of memstat -m -l -a).
 fails() { memstat -m -l -a | sed -nE "s/^ *$1 +[0-9]+ +[0-9]+K +[0-9]+ +([0-9]+) .*$/\1/p"; }
 # The allocations in use of the type called $1.
-in_use() { set -- $(row "$1"); echo "$1"; }
-# The Binder types of the processes that still hold memory, with how much.
-binder_in_use() {
-	for t in proc range pages txn thread ref work; do
-		n=$(in_use "binder $t")
-		[ "$n" = 0 ] || echo "binder $t: $n in use; "
-	done
-}
+in_use() { type_in_use "$1"; }
 cleanup() {
 	echo 0 >$fi/probability
 	: >$fi/types

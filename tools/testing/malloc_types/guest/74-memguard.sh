@@ -15,7 +15,7 @@
 # not.
 name=74-memguard
 fail() { echo "$name: FAIL: $*"; exit 1; }
-types=/proc/malloc_types
+. /tests/lib.sh
 mg=/sys/kernel/debug/memguard
 binderfs=/dev/binderfs
 
@@ -23,14 +23,6 @@ binderfs=/dev/binderfs
 selection() { tr '\n' ' ' <$mg/types | sed 's/ *$//'; }
 # The value of line $1 of memguard/stats.
 stat() { sed -n "s/^$1 //p" $mg/stats; }
-# The allocations in use of the type called $1.
-in_use() { sed -nE "s/^ *$1 +([0-9]+) +[0-9]+K .*$/\1/p" $types; }
-binder_in_use() {
-	for t in proc range pages txn thread ref work; do
-		n=$(in_use "binder $t")
-		[ "$n" = 0 ] || echo "binder $t: $n in use; "
-	done
-}
 cleanup() {
 	printf '!binder_txn !binder_thread !binder_ref !binder_work\n' >>$mg/types
 	grep -q " $binderfs " /proc/mounts && umount $binderfs

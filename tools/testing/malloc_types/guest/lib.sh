@@ -25,3 +25,15 @@ dtmalloc_wait() {
 		i=$((i + 1))
 	done
 }
+
+# The allocations in use of the malloc type called $1 (/proc/malloc_types).
+type_in_use() { sed -nE "s/^ *$1 +([0-9]+) +[0-9]+K .*$/\1/p" /proc/malloc_types; }
+
+# The Binder types that still hold memory, with how much; nothing once the
+# driver has released every process.
+binder_in_use() {
+	for t in proc range pages txn thread ref work; do
+		n=$(type_in_use "binder $t")
+		[ "$n" = 0 ] || echo "binder $t: $n in use; "
+	done
+}
