@@ -7,8 +7,10 @@ and fails on:
   - any `not ok` test case or suite;
   - a suite listed in the expected-suites file that never reported;
   - a kernel oops, BUG, WARNING, KASAN, UBSAN or lockdep report, or a
-    panic, anywhere in the log, but for the reports a KUnit suite makes on
-    purpose (EXPECTED_REPORTS), within that suite's KTAP;
+    panic, anywhere in the log, but for the reports a KUnit suite or a
+    guest test makes on purpose (EXPECTED_REPORTS): within that suite's
+    KTAP, or from a guest test's line "MT-GUEST: expect NAME" to its
+    result;
   - a guest that never reported that it was done.
 
 Prints one line per failure, a summary line, and `PASS N FAIL N` counts on
@@ -48,6 +50,12 @@ KERNEL_BAD = [
 EXPECTED_REPORTS = {
     "malloc_type_memguard": re.compile(r"\bBUG: memguard: "),
 }
+# The same for guest tests: guest test 74 loads a module that makes a
+# memory bug of a guarded type, and checks memguard's report itself.
+GUEST_EXPECT = re.compile(r"^MT-GUEST: expect (?P<name>.+)$")
+GUEST_EXPECTED_REPORTS = {
+    "memguard reports": re.compile(r"\bBUG: memguard: "),
+}
 
 
 def main():
@@ -76,9 +84,18 @@ def main():
     ksft_pass = ksft_fail = ksft_skip = 0
     bad_seen = set()
 
+    guest_expected = None
     for line in lines:
         expected = EXPECTED_REPORTS.get(suite_stack[0] if suite_stack else None)
         if expected and expected.search(line):
+            continue
+        if guest_expected and guest_expected.search(line):
+            continue
+        m = GUEST_EXPECT.match(line)
+        if m:
+            guest_expected = GUEST_EXPECTED_REPORTS.get(m.group("name"))
+            if not guest_expected:
+                failures.append(f"guest: unknown expectation '{m.group('name')}'")
             continue
         for pat, what in KERNEL_BAD:
             if pat.search(line):
@@ -116,6 +133,7 @@ def main():
             continue
         m = GUEST.match(line)
         if m:
+            guest_expected = None
             if m.group("not"):
                 guest_fail += 1
                 failures.append(f"guest: not ok {m.group('name')}")

@@ -3,16 +3,20 @@
 # - The files; the selection, empty at boot unless the command line has
 #   memguard.desc= (make check's second boot: pipe); a bad pattern fails the
 #   write and changes nothing.
+# - The bugs, caught: with its type "memguard test" guarded, the test
+#   module's one-byte overflow and use after free are reported with the
+#   type named (and the load goes on); unguarded, it makes no bug.
+#   memguard's reports honour panic_on_warn, which is lifted for them, and
+#   judge.py accepts them after the line "MT-GUEST: expect memguard
+#   reports", up to this test's result.
 # - Rust Binder with its transaction, thread, reference and work types
 #   guarded: the workload passes, memguard serves allocations of them
 #   (stats: allocs), nothing is reported, and once the driver has released
 #   the processes the Binder types and memguard hold nothing.
 # - With memguard.desc=pipe: the shell's pipes were guarded from boot on,
 #   and a pipeline moves its data.
-# The KUnit suite malloc_type_memguard, at boot, checks that an overflow, a
-# use after free and a double free of a guarded type are caught and
-# reported with the type named, and that the same bugs in another type are
-# not.
+# The KUnit suite malloc_type_memguard, at boot, checks the same and a
+# double free, and that the same bugs in another type are not caught.
 name=74-memguard
 fail() { echo "$name: FAIL: $*"; exit 1; }
 . /tests/lib.sh
@@ -23,8 +27,11 @@ binderfs=/dev/binderfs
 selection() { tr '\n' ' ' <$mg/types | sed 's/ *$//'; }
 # The value of line $1 of memguard/stats.
 stat() { sed -n "s/^$1 //p" $mg/stats; }
+pow=$(cat /proc/sys/kernel/panic_on_warn)
 cleanup() {
-	printf '!binder_txn !binder_thread !binder_ref !binder_work\n' >>$mg/types
+	echo "$pow" >/proc/sys/kernel/panic_on_warn
+	printf '!memguard_test !binder_txn !binder_thread !binder_ref !binder_work\n' >>$mg/types
+	grep -q '^malloc_type_memguard_test ' /proc/modules && rmmod malloc_type_memguard_test
 	grep -q " $binderfs " /proc/mounts && umount $binderfs
 }
 trap cleanup EXIT
@@ -49,7 +56,34 @@ if [ "$desc" = pipe ]; then
 	[ "$got" -eq 20000 ] || fail "a pipeline under memguard gave '$got' lines"
 fi
 
+# The bugs of the test module.
+mod=/lib/modules/malloc_type_memguard_test.ko
+[ -e $mod ] || fail "no $mod (CONFIG_MALLOC_TYPE_MEMGUARD_TEST=m?)"
+insmod $mod bug=overflow 2>/dev/null && fail "the test module loaded with its type not guarded"
+echo memguard_test >>$mg/types || fail "select memguard_test"
+echo "MT-GUEST: expect memguard reports"
+echo 0 >/proc/sys/kernel/panic_on_warn
+for b in overflow uaf; do
+	n=$(stat reports)
+	dmesg -c >/dev/null
+	insmod $mod bug=$b || fail "insmod malloc_type_memguard_test bug=$b"
+	rmmod malloc_type_memguard_test || fail "rmmod malloc_type_memguard_test after bug=$b"
+	[ "$(stat reports)" = $((n + 1)) ] || fail "bug=$b: $(($(stat reports) - n)) reports, not 1"
+	# The access is in the module's init (named init_module by kallsyms).
+	case $b in
+	overflow) want='BUG: memguard: out-of-bounds write in .* \[malloc_type_memguard_test\]' ;;
+	uaf) want='BUG: memguard: use-after-free read in .* \[malloc_type_memguard_test\]' ;;
+	esac
+	dmesg | grep -q "$want" || fail "bug=$b: no '$want' in the kernel log"
+	dmesg | grep -q 'The block: 64 bytes at .* of malloc type "memguard test"' ||
+		fail "bug=$b: the report does not name the type: $(dmesg | grep 'The block')"
+	echo "  bug=$b: $(dmesg | grep 'BUG: memguard')"
+done
+echo "$pow" >/proc/sys/kernel/panic_on_warn
+printf '!memguard_test\n' >>$mg/types
+
 # Rust Binder with four of its types guarded.
+reports=$(stat reports)
 echo 'binder_txn binder_thread binder_ref binder_work' >>$mg/types || fail "select binder types"
 allocs=$(stat allocs)
 mkdir -p $binderfs || fail "mkdir $binderfs"
