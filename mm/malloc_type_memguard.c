@@ -132,7 +132,9 @@ struct memguard_slot {
 	struct page		*pages[MEMGUARD_DATA_PAGES];
 };
 
-static unsigned long memguard_base;	/* 0 until the arena is set up */
+/* Zero until the arena is set up, then never changed. */
+struct malloc_type_memguard_arena malloc_type_memguard_arena __read_mostly;
+EXPORT_SYMBOL_GPL(malloc_type_memguard_arena);
 static struct memguard_slot *memguard_slots;
 static struct page *memguard_scratch;
 static DEFINE_SPINLOCK(memguard_lock);
@@ -169,18 +171,17 @@ static DECLARE_WORK(memguard_flush_work, memguard_flush_workfn);
 
 static inline unsigned long slot_start(u32 i)
 {
-	return memguard_base + (unsigned long)i * MEMGUARD_SLOT_SIZE;
+	return malloc_type_memguard_arena.start + (unsigned long)i * MEMGUARD_SLOT_SIZE;
 }
 
 /* The slot of @addr, or NULL when @addr is outside the arena. */
 static struct memguard_slot *slot_of(unsigned long addr)
 {
-	unsigned long base = READ_ONCE(memguard_base);
+	unsigned long off = addr - READ_ONCE(malloc_type_memguard_arena.start);
 
-	if (!base || addr < base ||
-	    addr - base >= (unsigned long)MEMGUARD_SLOTS * MEMGUARD_SLOT_SIZE)
+	if (off >= READ_ONCE(malloc_type_memguard_arena.size))
 		return NULL;
-	return &memguard_slots[(addr - base) / MEMGUARD_SLOT_SIZE];
+	return &memguard_slots[off / MEMGUARD_SLOT_SIZE];
 }
 
 static int pte_none_cb(pte_t *pte, unsigned long addr, void *data)
@@ -478,8 +479,9 @@ static void memguard_flush_workfn(struct work_struct *work)
 						     pte_clear_cb, NULL);
 		}
 	}
-	flush_tlb_kernel_range(memguard_base, memguard_base +
-			       (unsigned long)MEMGUARD_SLOTS * MEMGUARD_SLOT_SIZE);
+	flush_tlb_kernel_range(malloc_type_memguard_arena.start,
+			       malloc_type_memguard_arena.start +
+			       malloc_type_memguard_arena.size);
 
 	while (i != MEMGUARD_NONE) {
 		struct memguard_slot *s = &memguard_slots[i];
@@ -651,7 +653,7 @@ static bool mg_selected(struct malloc_type *mtp)
 void malloc_type_memguard_register(struct malloc_type *mtp)
 {
 	mutex_lock(&mg_mutex);
-	if (READ_ONCE(memguard_base) && mg_selected(mtp))
+	if (READ_ONCE(malloc_type_memguard_arena.size) && mg_selected(mtp))
 		mg_select(mtp);
 	mutex_unlock(&mg_mutex);
 }
@@ -673,7 +675,7 @@ void malloc_type_memguard_unregister(struct malloc_type *mtp)
 static int mg_apply_cb(struct malloc_type *mtp, void *arg)
 {
 	mutex_lock(&mg_mutex);
-	if (READ_ONCE(memguard_base) && mg_selected(mtp))
+	if (READ_ONCE(malloc_type_memguard_arena.size) && mg_selected(mtp))
 		mg_select(mtp);
 	else
 		mg_deselect(mtp);
@@ -791,7 +793,9 @@ static int __init memguard_init(void)
 		memguard_slots[i].next = i + 1 < MEMGUARD_SLOTS ? i + 1 : MEMGUARD_NONE;
 	free_head = 0;
 	free_tail = MEMGUARD_SLOTS - 1;
-	WRITE_ONCE(memguard_base, (unsigned long)area->addr);
+	/* The start first: until the size is set, no address is in the arena. */
+	WRITE_ONCE(malloc_type_memguard_arena.start, (unsigned long)area->addr);
+	WRITE_ONCE(malloc_type_memguard_arena.size, size);
 
 	dir = debugfs_create_dir("memguard", NULL);
 	debugfs_create_file("types", 0600, dir, NULL, &mg_types_fops);

@@ -500,6 +500,11 @@ static void memguard_guards_selected_types(struct kunit *test)
 	kfree_mt(p, M_KUNIT_MG);
 
 	KUNIT_EXPECT_EQ(test, mt_mem_use(M_KUNIT_MG), 0);
+	/* Guarded blocks are in the arena, which frees test inline. */
+	r = kmalloc_mt(100, GFP_KERNEL, M_KUNIT_MG);
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	KUNIT_EXPECT_LT(test, (unsigned long)r - malloc_type_memguard_arena.start,
+			malloc_type_memguard_arena.size);
 	KUNIT_EXPECT_EQ(test, sel_write(&malloc_type_memguard_selection, &w,
 					"!kunit_mg_guarded\n"), 0);
 	KUNIT_EXPECT_FALSE(test, test_bit(MALLOC_TYPE_EV_MEMGUARD,
@@ -508,7 +513,13 @@ static void memguard_guards_selected_types(struct kunit *test)
 	p = kmalloc_mt(100, GFP_KERNEL, M_KUNIT_MG);
 	KUNIT_ASSERT_NOT_NULL(test, p);
 	KUNIT_EXPECT_FALSE(test, is_vmalloc_addr(p));
+	KUNIT_EXPECT_GE(test, (unsigned long)p - malloc_type_memguard_arena.start,
+			malloc_type_memguard_arena.size);
 	kfree_mt(p, M_KUNIT_MG);
+	/* A block guarded before goes back to memguard, uncharged as charged. */
+	KUNIT_EXPECT_EQ(test, malloc_type_memguard_block(r, NULL), 100UL);
+	kfree_mt(r, M_KUNIT_MG);
+	KUNIT_EXPECT_EQ(test, mt_mem_use(M_KUNIT_MG), 0);
 }
 
 /* The last report was of @what at @addr, in type "kunit mg guarded". */

@@ -277,14 +277,16 @@ extern struct dtmalloc_selection dtmalloc_probes_selected;
  *	mti_events and, without a probe selection, the tracepoint.
  * @free: the same for frees and dtmalloc:free.
  * @fail: on while any type's allocations may be made to fail
- *	(CONFIG_FAIL_MALLOC_TYPE): an allocation then takes the general path,
- *	which tests the type's MALLOC_TYPE_EV_FAIL bit before it allocates.
+ *	(CONFIG_FAIL_MALLOC_TYPE): an allocation then tests its type's
+ *	MALLOC_TYPE_EV_FAIL bit, and one of a selected type takes the general
+ *	path, which asks fail_malloc_type whether it is to fail.
  * @memguard: on while any type's allocations are guarded
- *	(CONFIG_MALLOC_TYPE_MEMGUARD): an allocation then takes the general
- *	path, which asks memguard for a new block of such a type.
+ *	(CONFIG_MALLOC_TYPE_MEMGUARD): an allocation then tests its type's
+ *	MALLOC_TYPE_EV_MEMGUARD bit, and one of a guarded type takes the
+ *	general path, which asks memguard for a new block.
  * @guarded: on from the first type guarded on, since guarded blocks may
- *	outlive their type's selection: a free then asks memguard whether the
- *	block is one of its own.
+ *	outlive their type's selection: a free then tests whether the block
+ *	is in memguard's arena, and only then asks memguard.
  *
  * Counted keys (static_branch_inc()): the tracepoints' reg and unreg
  * functions hold one reference each, each tracked type one of @malloc and
@@ -323,6 +325,21 @@ void malloc_type_peak_track(struct malloc_type *mtp, bool on);
 bool malloc_type_should_fail(struct malloc_type *mtp, size_t size, gfp_t flags);
 #endif
 #ifdef CONFIG_MALLOC_TYPE_MEMGUARD
+/**
+ * struct malloc_type_memguard_arena - where memguard's blocks are
+ * @start: the first address of the arena.
+ * @size: its size in bytes; 0 until it is set up at boot (after @start),
+ *	then neither changes.
+ *
+ * Every guarded block is in [@start, @start + @size): a free tests that
+ * inline to tell other blocks apart without a call.
+ */
+struct malloc_type_memguard_arena {
+	unsigned long start;
+	unsigned long size;
+};
+
+extern struct malloc_type_memguard_arena malloc_type_memguard_arena;
 /* memguard per type (mm/malloc_type_memguard.c), called by the accounting. */
 void *malloc_type_memguard_alloc(struct malloc_type *mtp, size_t size,
 				 size_t align, gfp_t flags, size_t charged);
@@ -441,7 +458,8 @@ static inline bool malloc_type_fail_injected(struct malloc_type *mtp,
 					     size_t size, gfp_t gfp)
 {
 #ifdef CONFIG_FAIL_MALLOC_TYPE
-	if (static_branch_unlikely(&malloc_type_events.fail))
+	if (static_branch_unlikely(&malloc_type_events.fail) &&
+	    test_bit(MALLOC_TYPE_EV_FAIL, &mtp->ks_mti.mti_events))
 		return malloc_type_should_fail(mtp, size, gfp);
 #endif
 	return false;

@@ -90,10 +90,12 @@ impl MallocType {
         flags: Flags,
         nid: NumaNode,
     ) -> Result<NonNull<[u8]>, AllocError> {
-        // While failure injection or memguard has a type selected, every allocation takes the
-        // general path, which asks whether its type's is to fail or to be guarded.
-        if (cfg!(CONFIG_FAIL_MALLOC_TYPE) && trace::fail_events())
-            || (cfg!(CONFIG_MALLOC_TYPE_MEMGUARD) && trace::memguard_events())
+        // While failure injection or memguard has a type selected, an allocation of a selected
+        // type takes the general path, which asks whether it is to fail or to be guarded; other
+        // types pay the test of their bits.
+        if ((cfg!(CONFIG_FAIL_MALLOC_TYPE) && trace::fail_events())
+            || (cfg!(CONFIG_MALLOC_TYPE_MEMGUARD) && trace::memguard_events()))
+            && trace::fail_or_memguard_selected(self)
         {
             return self.alloc_slow(layout, flags, nid);
         }
@@ -147,7 +149,10 @@ impl MallocType {
     /// Any context.
     #[inline(always)]
     pub(super) fn fail_injected(&self, size: usize, flags: Flags) -> bool {
-        cfg!(CONFIG_FAIL_MALLOC_TYPE) && trace::fail_events() && self.should_fail(size, flags)
+        cfg!(CONFIG_FAIL_MALLOC_TYPE)
+            && trace::fail_events()
+            && trace::fail_selected(self)
+            && self.should_fail(size, flags)
     }
 
     /// [`MallocType::fail_injected`] once a type is selected: asks `malloc_type_should_fail()`.
@@ -241,7 +246,7 @@ impl MallocType {
     #[inline(always)]
     fn memguard_alloc(&self, layout: Layout, flags: Flags) -> Option<NonNull<u8>> {
         #[cfg(CONFIG_MALLOC_TYPE_MEMGUARD)]
-        if trace::memguard_events() {
+        if trace::memguard_events() && trace::memguard_selected(self) {
             return self.memguard_alloc_slow(layout, flags);
         }
         let _ = (layout, flags);
@@ -910,7 +915,7 @@ unsafe fn free_block(p: *mut u8) -> usize {
 #[inline(always)]
 pub(super) unsafe fn free_guarded(p: *const u8) -> Option<usize> {
     #[cfg(CONFIG_MALLOC_TYPE_MEMGUARD)]
-    if trace::guarded_blocks() {
+    if trace::guarded_blocks() && in_arena(p) {
         // SAFETY: By the safety requirements.
         return unsafe { free_guarded_slow(p) };
     }
@@ -937,12 +942,36 @@ unsafe fn free_guarded_slow(p: *const u8) -> Option<usize> {
 #[inline(always)]
 fn is_guarded(p: *const u8) -> bool {
     #[cfg(CONFIG_MALLOC_TYPE_MEMGUARD)]
-    if trace::guarded_blocks() {
+    if trace::guarded_blocks() && in_arena(p) {
         // SAFETY: Any address is accepted.
         return unsafe { bindings::malloc_type_memguard_block(p.cast(), ptr::null_mut()) } != 0;
     }
     let _ = p;
     false
+}
+
+/// Returns whether `p` is in memguard's arena (`malloc_type_memguard_arena`): where every guarded
+/// block is, so that other blocks are told apart without a call.
+#[cfg(CONFIG_MALLOC_TYPE_MEMGUARD)]
+#[inline(always)]
+fn in_arena(p: *const u8) -> bool {
+    use crate::sync::atomic::{
+        atomic_load,
+        Relaxed, //
+    };
+
+    // SAFETY: `malloc_type_memguard_arena` is a static defined by C (`mm/malloc_type_memguard.c`)
+    // whose fields are valid, aligned words, written once at boot with `WRITE_ONCE()`.
+    // ORDERING: Relaxed, `READ_ONCE()`: a guarded block's pointer reaches its freer after the
+    // arena was set up, through the ordering that hands the block over.
+    let (start, size) = unsafe {
+        let arena = ptr::addr_of_mut!(bindings::malloc_type_memguard_arena);
+        (
+            atomic_load(ptr::addr_of_mut!((*arena).start), Relaxed),
+            atomic_load(ptr::addr_of_mut!((*arena).size), Relaxed),
+        )
+    };
+    (p as usize).wrapping_sub(start as usize) < size as usize
 }
 
 /// Returns whether vmalloc served the block at `p`.

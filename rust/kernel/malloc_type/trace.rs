@@ -140,13 +140,14 @@ events!(
 
 events!(
     /// Returns whether some type's allocations may be made to fail (`CONFIG_FAIL_MALLOC_TYPE`,
-    /// `mm/malloc_type_fail.c`): allocations then take the general path, which asks.
+    /// `mm/malloc_type_fail.c`): allocations then test their type's bit ([`fail_selected`]).
     fail_events,
     fail
 );
 events!(
     /// Returns whether some type's allocations are guarded (`CONFIG_MALLOC_TYPE_MEMGUARD`,
-    /// `mm/malloc_type_memguard.c`): allocations then take the general path, which asks.
+    /// `mm/malloc_type_memguard.c`): allocations then test their type's bit
+    /// ([`memguard_selected`]).
     memguard_events,
     memguard
 );
@@ -176,6 +177,43 @@ pub(super) fn events_word(t: &MallocType) -> c_ulong {
     // allocations, which is all tracing asks; the peak's start orders its counters before the
     // bit, and the full barrier of the peak's `atomic64_add_return()` comes after this load.
     unsafe { atomic_load(ptr::addr_of_mut!((*t.as_raw()).ks_mti.mti_events), Relaxed) }
+}
+
+/// Bits of `mti_events` of a type selected for failures (`CONFIG_FAIL_MALLOC_TYPE`) or guarded
+/// (`CONFIG_MALLOC_TYPE_MEMGUARD`).
+const EV_FAIL: c_ulong = 1 << bindings::MALLOC_TYPE_EV_FAIL;
+const EV_MEMGUARD: c_ulong = 1 << bindings::MALLOC_TYPE_EV_MEMGUARD;
+
+/// Returns whether `t` is selected for failure injection (`mm/malloc_type_fail.c`).
+///
+/// # Context
+///
+/// Any context.
+#[inline(always)]
+pub(super) fn fail_selected(t: &MallocType) -> bool {
+    events_word(t) & EV_FAIL != 0
+}
+
+/// Returns whether memguard guards the allocations of `t` (`mm/malloc_type_memguard.c`).
+///
+/// # Context
+///
+/// Any context.
+#[cfg(CONFIG_MALLOC_TYPE_MEMGUARD)]
+#[inline(always)]
+pub(super) fn memguard_selected(t: &MallocType) -> bool {
+    events_word(t) & EV_MEMGUARD != 0
+}
+
+/// Returns whether `t` is selected for failure injection or guarded: its allocations then take
+/// the general path, which asks.
+///
+/// # Context
+///
+/// Any context.
+#[inline(always)]
+pub(super) fn fail_or_memguard_selected(t: &MallocType) -> bool {
+    events_word(t) & (EV_FAIL | EV_MEMGUARD) != 0
 }
 
 /// Returns whether the peak of `t` is tracked.
