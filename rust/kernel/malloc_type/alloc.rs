@@ -719,18 +719,18 @@ impl MallocType {
         if zero_or_null(ptr) {
             return;
         }
-        // SAFETY: `ptr` is a live block of the raw API of this type (safety requirements).
-        let size = unsafe { bindings::malloc_type_block_size(ptr.cast()) };
-        if is_guarded(ptr) {
-            // SAFETY: `ptr` is a live guarded block, valid for the `usable_size()` bytes up to
-            // its guard page; it is freed and not used again.
-            unsafe {
-                ptr.write_bytes(0, usable_size(ptr));
-                free_block(ptr);
-            }
+        if let Some(usable) = guarded_usable(ptr) {
+            // SAFETY: `ptr` is a live guarded block, valid for its `usable` bytes up to its
+            // guard page; it is freed and not used again.
+            let size = unsafe {
+                ptr.write_bytes(0, usable);
+                free_block(ptr)
+            };
             self.account_free(size);
             return;
         }
+        // SAFETY: `ptr` is a live block of the raw API of this type (safety requirements).
+        let size = unsafe { bindings::malloc_type_block_size(ptr.cast()) };
         // SAFETY: As above, and it is not used again. `kfree_sensitive()` zeroes the bytes
         // `ksize()` reports (the whole object, or the pages of a large kmalloc) and frees it.
         unsafe { bindings::kfree_sensitive(ptr.cast()) };
@@ -938,16 +938,24 @@ unsafe fn free_guarded_slow(p: *const u8) -> Option<usize> {
     unsafe { bindings::malloc_type_memguard_free(p.cast(), &mut size) }.then_some(size)
 }
 
-/// Returns whether memguard guards the block at `p`.
+/// Returns the usable size of the block at `p` when memguard guards it (its requested size: it
+/// ends where its guard page starts); `None` for any other block.
 #[inline(always)]
-fn is_guarded(p: *const u8) -> bool {
+fn guarded_usable(p: *const u8) -> Option<usize> {
     #[cfg(CONFIG_MALLOC_TYPE_MEMGUARD)]
     if trace::guarded_blocks() && in_arena(p) {
         // SAFETY: Any address is accepted.
-        return unsafe { bindings::malloc_type_memguard_block(p.cast(), ptr::null_mut()) } != 0;
+        let n = unsafe { bindings::malloc_type_memguard_block(p.cast(), ptr::null_mut()) };
+        return (n != 0).then_some(n);
     }
     let _ = p;
-    false
+    None
+}
+
+/// Returns whether memguard guards the block at `p`.
+#[inline(always)]
+fn is_guarded(p: *const u8) -> bool {
+    guarded_usable(p).is_some()
 }
 
 /// Returns whether `p` is in memguard's arena (`malloc_type_memguard_arena`): where every guarded
