@@ -33,10 +33,10 @@
  * (malloc_type_allocated()), are not affected; neither is a resize that
  * keeps its block (within its size class).
  *
- * The allocation paths test one static key, malloc_type_events.fail, on
- * while any type is selected: the types that are not pay nothing while it
- * is off, and the general allocation path's test of their mti_events word
- * while it is on.
+ * The allocation paths test one static key, malloc_type_events.debug, on
+ * while any type is selected (here or by memguard): the types that are not
+ * pay its patched no-op while it is off, and the test of their mti_events
+ * word while it is on.
  *
  * Locking: the selection's write lock serializes its changes, each the edit
  * of the list and its application to every type; fail_mutex protects the
@@ -73,7 +73,7 @@ static struct malloc_type_sel_patterns fail_patterns;
  * @size: the bytes requested.
  * @flags: the allocation's GFP flags.
  *
- * Called by the allocation paths while malloc_type_events.fail is on,
+ * Called by the allocation paths while malloc_type_events.debug is on,
  * before they allocate. A type that is not selected never fails.
  *
  * Context: any context.
@@ -110,7 +110,7 @@ static void fail_select(struct malloc_type *mtp)
 	if (test_bit(MALLOC_TYPE_EV_FAIL, &mtp->ks_mti.mti_events))
 		return;
 	/* The key first, so that the bit is tested once it is set. */
-	static_branch_inc(&malloc_type_events.fail);
+	static_branch_inc(&malloc_type_events.debug);
 	set_bit(MALLOC_TYPE_EV_FAIL, &mtp->ks_mti.mti_events);
 }
 
@@ -119,7 +119,7 @@ static void fail_deselect(struct malloc_type *mtp)
 {
 	lockdep_assert_held(&fail_mutex);
 	if (test_and_clear_bit(MALLOC_TYPE_EV_FAIL, &mtp->ks_mti.mti_events))
-		static_branch_dec(&malloc_type_events.fail);
+		static_branch_dec(&malloc_type_events.debug);
 }
 
 /* Whether a pattern of the selection matches @mtp. Mutex held. */

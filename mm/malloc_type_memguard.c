@@ -45,9 +45,11 @@
  * The boot parameters memguard.desc=PATTERN[,PATTERN...] and
  * memguard.minsize=BYTES set them from boot.
  *
- * The allocation paths test one static key, malloc_type_events.memguard, on
- * while any type is selected; the free paths test malloc_type_events.guarded,
- * on from the first selection on (guarded blocks may outlive it).
+ * The allocation paths test one static key, malloc_type_events.debug, on
+ * while any type is selected (here or by fail_malloc_type), then the type's
+ * MALLOC_TYPE_EV_MEMGUARD bit; the free paths test
+ * malloc_type_events.guarded, on from the first selection on (guarded
+ * blocks may outlive it), then whether the block is in the arena.
  *
  * Locking: memguard_lock (IRQ-safe) protects the slots' states and the
  * lists of free and pending slots; the fault handler reads a slot without
@@ -292,7 +294,7 @@ static void slot_put(u32 i)
  * @flags: the allocation's GFP flags.
  * @charged: what the type is charged for it (its size class).
  *
- * Called by the allocation paths while malloc_type_events.memguard is on.
+ * Called by the allocation paths while malloc_type_events.debug is on.
  *
  * Context: as for kmalloc() with @flags.
  * Return: the block, zeroed with __GFP_ZERO; or NULL when @mtp is not
@@ -625,7 +627,7 @@ static void mg_select(struct malloc_type *mtp)
 		return;
 	/* Frees check for guarded blocks from the first one on. */
 	static_branch_enable(&malloc_type_events.guarded);
-	static_branch_inc(&malloc_type_events.memguard);
+	static_branch_inc(&malloc_type_events.debug);
 	set_bit(MALLOC_TYPE_EV_MEMGUARD, &mtp->ks_mti.mti_events);
 }
 
@@ -635,7 +637,7 @@ static void mg_deselect(struct malloc_type *mtp)
 	lockdep_assert_held(&mg_mutex);
 	if (test_and_clear_bit(MALLOC_TYPE_EV_MEMGUARD,
 			       &mtp->ks_mti.mti_events))
-		static_branch_dec(&malloc_type_events.memguard);
+		static_branch_dec(&malloc_type_events.debug);
 }
 
 /* Whether a pattern of the selection matches @mtp. Mutex held. */

@@ -59,8 +59,7 @@
 struct malloc_type_events malloc_type_events = {
 	.malloc = STATIC_KEY_FALSE_INIT,
 	.free = STATIC_KEY_FALSE_INIT,
-	.fail = STATIC_KEY_FALSE_INIT,
-	.memguard = STATIC_KEY_FALSE_INIT,
+	.debug = STATIC_KEY_FALSE_INIT,
 	.guarded = STATIC_KEY_FALSE_INIT,
 };
 EXPORT_SYMBOL_GPL(malloc_type_events);

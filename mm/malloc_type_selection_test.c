@@ -346,6 +346,8 @@ static void fail_injection(struct kunit *test)
 	struct fault_attr *attr = &malloc_type_fail.attr;
 	u64 failed = failures_of(M_KUNIT_INJECT);
 	u64 spared = failures_of(M_KUNIT_SPARED);
+	/* memguard's selection of the command line holds the key too. */
+	int debug0 = static_key_count(&malloc_type_events.debug.key);
 	struct malloc_type_words w = {};
 	u8 *r, *p;
 
@@ -358,7 +360,7 @@ static void fail_injection(struct kunit *test)
 	atomic_set(&attr->space, 0);
 	atomic_set(&attr->times, 4);
 	KUNIT_ASSERT_EQ(test, sel_write(&malloc_type_fail_selection, &w, "kunit_inj*\n"), 0);
-	KUNIT_EXPECT_TRUE(test, static_key_enabled(&malloc_type_events.fail.key));
+	KUNIT_EXPECT_EQ(test, static_key_count(&malloc_type_events.debug.key), debug0 + 1);
 	KUNIT_EXPECT_TRUE(test, test_bit(MALLOC_TYPE_EV_FAIL,
 					 &M_KUNIT_INJECT->ks_mti.mti_events));
 	KUNIT_EXPECT_FALSE(test, test_bit(MALLOC_TYPE_EV_FAIL,
@@ -391,13 +393,13 @@ static void fail_injection(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, failures_of(M_KUNIT_SPARED) - spared, 0ULL);
 
 	KUNIT_EXPECT_EQ(test, sel_write(&malloc_type_fail_selection, &w, "!kunit_inj*\n"), 0);
-	KUNIT_EXPECT_FALSE(test, static_key_enabled(&malloc_type_events.fail.key));
+	KUNIT_EXPECT_EQ(test, static_key_count(&malloc_type_events.debug.key), debug0);
 	KUNIT_EXPECT_FALSE(test, test_bit(MALLOC_TYPE_EV_FAIL,
 					  &M_KUNIT_INJECT->ks_mti.mti_events));
 	/* A bad pattern fails the write and changes nothing. */
 	KUNIT_EXPECT_EQ(test, sel_write(&malloc_type_fail_selection, &w, "kunit_inj* kunit\\9 "),
 			-EINVAL);
-	KUNIT_EXPECT_FALSE(test, static_key_enabled(&malloc_type_events.fail.key));
+	KUNIT_EXPECT_EQ(test, static_key_count(&malloc_type_events.debug.key), debug0);
 }
 #endif
 
@@ -410,7 +412,8 @@ static void sel_exit(struct kunit *test)
 #ifdef CONFIG_FAIL_MALLOC_TYPE
 	sel_clear(&malloc_type_fail_selection);
 	malloc_type_fail.attr.probability = 0;
-	KUNIT_EXPECT_FALSE(test, static_key_enabled(&malloc_type_events.fail.key));
+	KUNIT_EXPECT_FALSE(test, test_bit(MALLOC_TYPE_EV_FAIL,
+					  &M_KUNIT_INJECT->ks_mti.mti_events));
 #endif
 }
 
@@ -458,7 +461,7 @@ static void memguard_guards_selected_types(struct kunit *test)
 
 	KUNIT_ASSERT_EQ(test, sel_write(&malloc_type_memguard_selection, &w,
 					"kunit_mg_guarded\n"), 0);
-	KUNIT_EXPECT_TRUE(test, static_key_enabled(&malloc_type_events.memguard.key));
+	KUNIT_EXPECT_TRUE(test, static_key_enabled(&malloc_type_events.debug.key));
 	KUNIT_EXPECT_TRUE(test, static_key_enabled(&malloc_type_events.guarded.key));
 	KUNIT_EXPECT_TRUE(test, test_bit(MALLOC_TYPE_EV_MEMGUARD,
 					 &M_KUNIT_MG->ks_mti.mti_events));

@@ -276,29 +276,28 @@ extern struct dtmalloc_selection dtmalloc_probes_selected;
  *	has its peak tracked: an allocation then also tests the type's
  *	mti_events and, without a probe selection, the tracepoint.
  * @free: the same for frees and dtmalloc:free.
- * @fail: on while any type's allocations may be made to fail
- *	(CONFIG_FAIL_MALLOC_TYPE): an allocation then tests its type's
- *	MALLOC_TYPE_EV_FAIL bit, and one of a selected type takes the general
- *	path, which asks fail_malloc_type whether it is to fail.
- * @memguard: on while any type's allocations are guarded
- *	(CONFIG_MALLOC_TYPE_MEMGUARD): an allocation then tests its type's
- *	MALLOC_TYPE_EV_MEMGUARD bit, and one of a guarded type takes the
- *	general path, which asks memguard for a new block.
+ * @debug: on while any type's allocations may be made to fail
+ *	(CONFIG_FAIL_MALLOC_TYPE) or are guarded (CONFIG_MALLOC_TYPE_MEMGUARD):
+ *	an allocation then tests its type's MALLOC_TYPE_EV_FAIL and
+ *	MALLOC_TYPE_EV_MEMGUARD bits, and one of a selected type takes the
+ *	general path, which asks fail_malloc_type whether it is to fail and
+ *	memguard for a new block. One key for both options, so that a kernel
+ *	with both pays one patched no-op per allocation for them.
  * @guarded: on from the first type guarded on, since guarded blocks may
  *	outlive their type's selection: a free then tests whether the block
  *	is in memguard's arena, and only then asks memguard.
  *
  * Counted keys (static_branch_inc()): the tracepoints' reg and unreg
  * functions hold one reference each, each tracked type one of @malloc and
- * @free, and each type selected for failures one of @fail. With neither
- * tracing, peaks nor failure injection, a typed allocation costs one no-op
- * here.
+ * @free, and each type selected for failures and each guarded type one of
+ * @debug. With neither tracing, peaks, failure injection nor memguard, a
+ * typed allocation costs a patched no-op for @malloc and one for @debug,
+ * and a typed free one for @free and one for @guarded.
  */
 struct malloc_type_events {
 	struct static_key_false malloc;
 	struct static_key_false free;
-	struct static_key_false fail;
-	struct static_key_false memguard;
+	struct static_key_false debug;
 	struct static_key_false guarded;
 };
 
@@ -319,8 +318,8 @@ void malloc_type_peak_track(struct malloc_type *mtp, bool on);
 #ifdef CONFIG_FAIL_MALLOC_TYPE
 /*
  * Whether an allocation of a type selected for failures is to fail
- * (mm/malloc_type_fail.c); the accounting asks while malloc_type_events.fail
- * is on.
+ * (mm/malloc_type_fail.c); the accounting asks while malloc_type_events.debug
+ * is on and the type's MALLOC_TYPE_EV_FAIL bit is set.
  */
 bool malloc_type_should_fail(struct malloc_type *mtp, size_t size, gfp_t flags);
 #endif
@@ -458,7 +457,7 @@ static inline bool malloc_type_fail_injected(struct malloc_type *mtp,
 					     size_t size, gfp_t gfp)
 {
 #ifdef CONFIG_FAIL_MALLOC_TYPE
-	if (static_branch_unlikely(&malloc_type_events.fail) &&
+	if (static_branch_unlikely(&malloc_type_events.debug) &&
 	    test_bit(MALLOC_TYPE_EV_FAIL, &mtp->ks_mti.mti_events))
 		return malloc_type_should_fail(mtp, size, gfp);
 #endif

@@ -93,8 +93,8 @@ impl MallocType {
         // While failure injection or memguard has a type selected, an allocation of a selected
         // type takes the general path, which asks whether it is to fail or to be guarded; other
         // types pay the test of their bits.
-        if ((cfg!(CONFIG_FAIL_MALLOC_TYPE) && trace::fail_events())
-            || (cfg!(CONFIG_MALLOC_TYPE_MEMGUARD) && trace::memguard_events()))
+        if (cfg!(CONFIG_FAIL_MALLOC_TYPE) || cfg!(CONFIG_MALLOC_TYPE_MEMGUARD))
+            && trace::debug_events()
             && trace::fail_or_memguard_selected(self)
         {
             return self.alloc_slow(layout, flags, nid);
@@ -150,7 +150,7 @@ impl MallocType {
     #[inline(always)]
     pub(super) fn fail_injected(&self, size: usize, flags: Flags) -> bool {
         cfg!(CONFIG_FAIL_MALLOC_TYPE)
-            && trace::fail_events()
+            && trace::debug_events()
             && trace::fail_selected(self)
             && self.should_fail(size, flags)
     }
@@ -199,8 +199,47 @@ impl MallocType {
         }
         // SAFETY: `ptr` is a live allocation of `TypedAlloc`, not used again (safety
         // requirements).
-        let size = unsafe { free_block(ptr.as_ptr()) };
-        self.account_free(size);
+        unsafe { self.free_accounted(ptr.as_ptr(), false) };
+    }
+
+    /// Frees the block at `p` and accounts the size it was charged; nothing for null and
+    /// `ZERO_SIZE_PTR` when `maybe_none` (the caller may pass them). A guarded block is freed
+    /// out of line, so that the path of the others keeps no more registers than without
+    /// memguard.
+    ///
+    /// # Safety
+    ///
+    /// As for [`free_block`]; when `maybe_none` is false, `p` is a live block.
+    #[inline(always)]
+    unsafe fn free_accounted(&self, p: *mut u8, maybe_none: bool) {
+        #[cfg(CONFIG_MALLOC_TYPE_MEMGUARD)]
+        if trace::guarded_blocks() && in_arena(p) {
+            // SAFETY: By the safety requirements.
+            return unsafe { self.free_guarded_accounted(p) };
+        }
+        // SAFETY: `p` is null, `ZERO_SIZE_PTR` or a live block of the type's allocators
+        // outside memguard's arena, hence a kmalloc block; it is not used again (safety
+        // requirements).
+        let size = unsafe { bindings::kfree_size(p.cast()) };
+        if !maybe_none || size != 0 {
+            self.account_free(size);
+        }
+    }
+
+    /// [`MallocType::free_accounted`] of a block in memguard's arena.
+    ///
+    /// # Safety
+    ///
+    /// As for [`free_block`].
+    #[cfg(CONFIG_MALLOC_TYPE_MEMGUARD)]
+    #[cold]
+    #[inline(never)]
+    unsafe fn free_guarded_accounted(&self, p: *mut u8) {
+        // SAFETY: By the safety requirements.
+        let size = unsafe { free_block(p) };
+        if size != 0 {
+            self.account_free(size);
+        }
     }
 
     /// Allocates a new block for `layout` (padded): from the type's zone when `zoned`, else
@@ -246,7 +285,7 @@ impl MallocType {
     #[inline(always)]
     fn memguard_alloc(&self, layout: Layout, flags: Flags) -> Option<NonNull<u8>> {
         #[cfg(CONFIG_MALLOC_TYPE_MEMGUARD)]
-        if trace::memguard_events() && trace::memguard_selected(self) {
+        if trace::debug_events() && trace::memguard_selected(self) {
             return self.memguard_alloc_slow(layout, flags);
         }
         let _ = (layout, flags);
@@ -625,16 +664,13 @@ impl MallocType {
     /// assert_eq!(M_FREE_DOC.stats().numfrees, 0);
     /// # Ok::<(), Error>(())
     /// ```
-    #[inline]
+    #[inline(always)]
     pub unsafe fn free(&self, ptr: *mut u8) {
         // SAFETY: By the safety requirements `ptr` is null, `ZERO_SIZE_PTR` or below (a
         // zero-byte allocation), or a live allocation of the raw API of this type: a kmalloc
         // block (the shared caches, its zone's buckets, or a large kmalloc) or a guarded one,
-        // not used again. `free_block()` returns the size it was charged, 0 for no block.
-        let size = unsafe { free_block(ptr) };
-        if size != 0 {
-            self.account_free(size);
-        }
+        // not used again.
+        unsafe { self.free_accounted(ptr, true) };
     }
 
     /// Resizes `ptr` to `new_size` bytes as [`MallocType::realloc`] does, and frees `ptr` when

@@ -140,16 +140,11 @@ events!(
 
 events!(
     /// Returns whether some type's allocations may be made to fail (`CONFIG_FAIL_MALLOC_TYPE`,
-    /// `mm/malloc_type_fail.c`): allocations then test their type's bit ([`fail_selected`]).
-    fail_events,
-    fail
-);
-events!(
-    /// Returns whether some type's allocations are guarded (`CONFIG_MALLOC_TYPE_MEMGUARD`,
-    /// `mm/malloc_type_memguard.c`): allocations then test their type's bit
-    /// ([`memguard_selected`]).
-    memguard_events,
-    memguard
+    /// `mm/malloc_type_fail.c`) or are guarded (`CONFIG_MALLOC_TYPE_MEMGUARD`,
+    /// `mm/malloc_type_memguard.c`): allocations then test their type's bits
+    /// ([`fail_or_memguard_selected`]).
+    debug_events,
+    debug
 );
 events!(
     /// Returns whether memguard may hold blocks (on from its first selection on): frees then
