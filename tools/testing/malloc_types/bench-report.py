@@ -10,8 +10,9 @@ kernel. Reader figures are nanoseconds per read or update.
 
 The first log is the bench kernel (the C helpers of rust/helpers/ called out
 of line); --inline LOG adds the bench-inline kernel (CONFIG_RUST_INLINE_HELPERS)
-side by side, --inline-error TEXT says why it has no figures. Writes the same
-as JSON with --json.
+side by side, --inline-error TEXT says why it has no figures; --debug LOG sets
+the bench-debug kernel (failure injection and memguard per type built in)
+beside bench-inline. Writes the same as JSON with --json.
 """
 import argparse
 import json
@@ -36,7 +37,25 @@ SCENARIOS = {
     "13": "this type's stacks recorded (stacktrace option), no reader",
     "14": "another type's stacks read by dtmalloc stacks",
     "15": "this type's malloc events recorded, no stacks, no reader",
+    "16": "another type made to fail",
+    "17": "another type guarded",
+    "18": "another type made to fail and guarded",
 }
+# The boot of the bench-debug kernel (mt.bench=debug): failure injection and memguard per type
+# built in; the pairs of a type neither made to fail nor guarded.
+DEBUG = [
+    ("0", "no type selected"),
+    ("16", "another type made to fail"),
+    ("17", "another type guarded"),
+    ("18", "another type failing and guarded"),
+]
+DEBUG_VARIANTS = [
+    ("kmalloc", "kmalloc/kfree (no typed path)"),
+    ("kbox", "KBox (rust kmalloc)"),
+    ("typed", "typed malloc/free"),
+    ("typed_c", "typed C kmalloc_mt/kfree_mt"),
+    ("typed_box", "typed Box"),
+]
 # The boot of mt.bench=stacks (guest/bench.sh, bench_stacks): what a type's kernel stacks
 # cost per event, the typed pair allocating one event's worth (dtmalloc:malloc only).
 STACKS = [
@@ -211,6 +230,51 @@ def stacks_table(st, sizes):
     return out
 
 
+def debug_table(dbg, inl, sizes):
+    """Prints the bench-debug kernel's pairs beside the bench-inline kernel's (scenario 0) and
+    returns them for the JSON: per variant, size and scenario, the median, the ratio to
+    bench-inline's median, and whether the two kernels' rounds overlap (each figure within the
+    other's range of rounds, widened by the larger of the two spreads)."""
+    print("\nfailure injection and memguard per type built in (the bench-debug kernel) against "
+          "the bench-inline kernel:\nns per allocate+free pair of a type neither made to fail "
+          "nor guarded, and in parentheses the ratio to bench-inline's")
+    print(f"{'':{W}}" + "".join(f"{size_name(s):>17}" for s in sizes))
+    out = []
+    worst = None
+    for var, vlabel in DEBUG_VARIANTS:
+        base = [inl["per_pair"].get(("0", var, s)) for s in sizes]
+        if not any(base):
+            continue
+        print(f"{vlabel:{W}.{W}}")
+        print(f"{'  bench-inline':{W}}" + "".join(
+            f"{b:>17.0f}" if b else f"{'-':>17}" for b in base))
+        for scen, label in DEBUG:
+            cells = []
+            for s, b in zip(sizes, base):
+                d = dbg["per_pair"].get((scen, var, s))
+                if d is None or not b:
+                    cells.append(f"{'-':>17}")
+                    continue
+                lo_b, hi_b, _ = inl["spread"][("0", var, s)]
+                lo_d, hi_d, _ = dbg["spread"][(scen, var, s)]
+                slack = max(hi_b - lo_b, hi_d - lo_d)
+                within = abs(d - b) <= slack
+                out.append({"variant": var, "size": s, "scenario": label,
+                            "bench_inline_ns": b, "bench_debug_ns": d, "ratio": d / b,
+                            "bench_inline_spread_ns": hi_b - lo_b,
+                            "bench_debug_spread_ns": hi_d - lo_d, "within_spread": within})
+                if var != "kmalloc" and (worst is None or d / b > worst[0]):
+                    worst = (d / b, var, s, label)
+                cells.append(f"{d:>8.0f} ({d / b:5.3f})" + ("" if within else "*"))
+            print(f"{'  ' + label:{W}.{W}}" + "".join(f"{c:>17}" for c in cells))
+    print("(* outside the spread of the rounds; kmalloc/kfree has no typed path: its ratio is "
+          "what the two kernels differ by otherwise)")
+    if worst:
+        print(f"largest ratio of a typed pair: {worst[0]:.3f} ({worst[1]} at "
+              f"{size_name(worst[2])} B, {worst[3]})")
+    return out
+
+
 def cell(v, fmt):
     return f"{v:{fmt}}" if v is not None else f"{'-':>{fmt.split('.')[0]}}"
 
@@ -231,6 +295,9 @@ def main():
                     "configuration without malloc types (scenario 7)")
     ap.add_argument("--stacks", help="console log of a bench-inline boot measuring the cost "
                     "of a type's kernel stacks (mt.bench=stacks)")
+    ap.add_argument("--debug", help="console log of the bench-debug kernel, the bench-inline "
+                    "configuration with failure injection and memguard per type "
+                    "(mt.bench=debug)")
     ap.add_argument("--json")
     args = ap.parse_args()
 
@@ -411,6 +478,16 @@ def main():
             f"{size_name(o['size'])}: {o['kmalloc_ratio']:.3f}" for o in off_switch
             if o["kmalloc_ratio"] is not None))
 
+    debug_json = None
+    if args.debug:
+        dbg, dbg_err = parse(args.debug)
+        if dbg is None:
+            print(f"\nbench: no figures of the bench-debug kernel: {dbg_err}")
+        elif "bench-inline" not in runs:
+            print("\nbench: no bench-inline figures to set the bench-debug kernel's beside")
+        else:
+            debug_json = debug_table(dbg, runs["bench-inline"], sizes)
+
     if args.json:
         def kernel_json(k):
             r = runs[k]
@@ -451,6 +528,7 @@ def main():
             "inline_vs_helpers": verdict,
             "off_switch": off_switch,
             "stacks": stacks_json,
+            "debug_options": debug_json,
         }
         with open(args.json, "w") as f:
             json.dump(out, f, indent=2)

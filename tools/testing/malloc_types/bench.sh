@@ -16,7 +16,10 @@
 # malloc_types.default_types=0 for KBox with the off switch, which a third
 # kernel, bench-nomt (the bench-inline configuration without malloc types),
 # gives the baseline of, and for the cost of one type's kernel stacks
-# (dtmalloc stacks beside perf record -g). When the bench-inline kernel cannot be built or
+# (dtmalloc stacks beside perf record -g). A fourth kernel, bench-debug (the
+# bench-inline configuration with failure injection and memguard per type),
+# boots once for what these options cost a type neither selected nor
+# guarded. When the bench-inline kernel cannot be built or
 # run, the table has the bench kernel's figures and says why.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -43,6 +46,19 @@ boot() { # boot FLAVOUR LOG [KERNEL-ARGS...]
 	# parameter, MEM_ALLOC_PROFILING_ENABLED_BY_DEFAULT=n means "never".
 	MT_ICOUNT=$icount MT_TIMEOUT=${MT_TIMEOUT:-1800} bash "$MT_DIR/run-qemu.sh" "$flavour" bench "$log" \
 		sysctl.vm.mem_profiling=0 "$@"
+}
+# boot_other FLAVOUR REPORT-OPTION [KERNEL-ARGS...]: builds or reuses another
+# kernel, boots it and gives its console log to the report; says why not
+# when the kernel cannot be had.
+boot_other() {
+	local flavour=$1 opt=$2 olog="$MT_CACHE/logs/$1-console.log"
+	shift 2
+	if (mt_prepare "$flavour") 2>"$errf"; then
+		boot "$flavour" "$olog" "$@" && report+=("$opt" "$olog")
+	else
+		cat "$errf" >&2
+		echo "bench: the $flavour kernel is not available: $(grep -v '^[[:space:]]*$' "$errf" | tail -n 1)" >&2
+	fi
 }
 log="$MT_CACHE/logs/bench-console.log"
 ilog="$MT_CACHE/logs/bench-inline-console.log"
@@ -79,14 +95,11 @@ if [ -z "$inline_err" ]; then
 	# (dtmalloc stacks) and by perf_event_open()'s call chains (perf record -g).
 	stlog="$MT_CACHE/logs/bench-stacks-console.log"
 	boot bench-inline "$stlog" mt.bench=stacks && report+=(--stacks "$stlog")
-	# The same in the kernel without malloc types.
-	nlog="$MT_CACHE/logs/bench-nomt-console.log"
-	if (mt_prepare bench-nomt) 2>"$errf"; then
-		boot bench-nomt "$nlog" mt.bench=nomt && report+=(--nomt "$nlog")
-	else
-		cat "$errf" >&2
-		echo "bench: the bench-nomt kernel is not available: $(grep -v '^[[:space:]]*$' "$errf" | tail -n 1)" >&2
-	fi
+	# The debugging options of malloc(9) built in, in the bench-debug kernel:
+	# what a type neither made to fail nor guarded pays for them.
+	boot_other bench-debug --debug mt.bench=debug
+	# KBox with the off switch, in the kernel without malloc types.
+	boot_other bench-nomt --nomt mt.bench=nomt
 else
 	report+=(--inline-error "$inline_err")
 fi

@@ -11,15 +11,17 @@
 # The nomt flavour (the kernel without malloc types) leaves
 # malloc_types.config out; so does bench-nomt, the bench-inline kernel
 # without malloc types (bench.config + bench-inline.config +
-# bench-nomt.config), the baseline of malloc_types.default_types=0.
+# bench-nomt.config), the baseline of malloc_types.default_types=0. The
+# bench-debug flavour is the bench-inline kernel with failure injection and
+# memguard per type (bench.config + bench-inline.config + bench-debug.config).
 # The arm64 flavour is the test kernel cross-built for arm64 with 16 KiB
 # pages (test.config + arm64.config; ARCH=arm64, the same LLVM and Rust
 # toolchain: clang and rustc are cross compilers already).
-# Usage: build-kernel.sh test|prod|bench|bench-inline|bench-nomt|nomt|arm64
+# Usage: build-kernel.sh test|prod|bench|bench-inline|bench-nomt|bench-debug|nomt|arm64
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-flavour=${1:?usage: build-kernel.sh test|prod|bench|bench-inline|bench-nomt|nomt|arm64}
+flavour=${1:?usage: build-kernel.sh test|prod|bench|bench-inline|bench-nomt|bench-debug|nomt|arm64}
 [ -f "$MT_DIR/configs/$flavour.config" ] || die "no configs/$flavour.config"
 tree="$MT_KCACHE/linux"
 out="$MT_KCACHE/build-$flavour"
@@ -28,7 +30,7 @@ out="$MT_KCACHE/build-$flavour"
 export RUSTUP_TOOLCHAIN="$RUST_VERSION"
 # The LLVM version of each flavour; bindgen's libclang goes with it.
 case $flavour in
-prod | bench-inline | bench-nomt) llvm=$LLVM_INLINE_VERSION ;;
+prod | bench-inline | bench-nomt | bench-debug) llvm=$LLVM_INLINE_VERSION ;;
 *) llvm=$LLVM_VERSION ;;
 esac
 command -v "clang-$llvm" >/dev/null || die "clang-$llvm is not installed (make run and make bench install it)"
@@ -43,7 +45,7 @@ nomt | bench-nomt) ;;
 esac
 case $flavour in
 bench-inline) frags+=("$MT_DIR/configs/bench.config") ;;
-bench-nomt) frags+=("$MT_DIR/configs/bench.config" "$MT_DIR/configs/bench-inline.config") ;;
+bench-nomt | bench-debug) frags+=("$MT_DIR/configs/bench.config" "$MT_DIR/configs/bench-inline.config") ;;
 arm64) frags+=("$MT_DIR/configs/test.config") ;;
 esac
 frags+=("$MT_DIR/configs/$flavour.config")

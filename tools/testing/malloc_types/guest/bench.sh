@@ -83,12 +83,49 @@ stacks_read() {
 	[ -z "$(cat $tracefs/set_dtmalloc_probes)" ] || fail "dtmalloc stacks left its selection behind"
 }
 
+# What a type that is neither made to fail nor guarded pays for failure
+# injection and memguard per type, in the bench-debug kernel (the bench-inline
+# configuration with CONFIG_FAIL_MALLOC_TYPE and CONFIG_MALLOC_TYPE_MEMGUARD):
+#  0: no type selected by either;
+# 16: another type made to fail at every allocation (fail_malloc_type);
+# 17: another type guarded (memguard), and guarded blocks possible since;
+# 18: both.
+# The other type is bench1_000, of the module malloc_type_bench_types_1,
+# which allocates nothing: the failures and guarded blocks disturb nothing.
+bench_debug() {
+	fi=/sys/kernel/debug/fail_malloc_type
+	mg=/sys/kernel/debug/memguard
+	[ -w $fi/types ] || { fail "no $fi/types"; return; }
+	[ -w $mg/types ] || { fail "no $mg/types"; return; }
+	bench 0
+	insmod $mods/malloc_type_bench_types_1.ko || { fail "insmod malloc_type_bench_types_1"; return; }
+	echo 100 >$fi/probability
+	echo -1 >$fi/times
+	echo bench1_000 >$fi/types || fail "cannot select bench1_000 for failures"
+	[ "$(cat $fi/types)" = bench1_000 ] || fail "$fi/types is '$(cat $fi/types)'"
+	bench 16
+	: >$fi/types
+	echo bench1_000 >$mg/types || fail "cannot guard bench1_000"
+	[ "$(cat $mg/types)" = bench1_000 ] || fail "$mg/types is '$(cat $mg/types)'"
+	bench 17
+	echo bench1_000 >$fi/types || fail "cannot select bench1_000 for failures"
+	bench 18
+	: >$fi/types
+	: >$mg/types
+	echo 0 >$fi/probability
+	rmmod malloc_type_bench_types_1 || fail "rmmod malloc_type_bench_types_1"
+	# Nothing but the benchmark's own pairs ran: memguard served no block.
+	grep -q '^allocs 0$' $mg/stats || fail "memguard served blocks: $(tr '\n' ' ' <$mg/stats)"
+}
+
 echo "BENCH cpus=$(grep -c ^processor /proc/cpuinfo)"
 # mt.bench=readers on the command line: the readers only (a boot with more
 # CPUs, for the per-CPU cost of the readers).
 # mt.bench=default-off: the allocation figures only, as scenario 6 (a boot
 # with malloc_types.default_types=0, for the cost of KBox with the switch off);
 # mt.bench=nomt: the same as scenario 7, in the kernel without malloc types.
+# mt.bench=debug: the allocation figures of the bench-debug kernel with no
+# type, and another type, made to fail or guarded (bench_debug).
 # mt.bench=stacks: the cost of recording the kernel stacks of one type's
 # allocations (bench_stacks).
 # mt.bench=streams: the readers at 1000 types only (a boot with many CPUs,
@@ -116,6 +153,11 @@ case " $(cat /proc/cmdline) " in
 	;;
 *" mt.bench=nomt "*)
 	bench 7
+	echo "BENCH end rc=$rc"
+	exit $rc
+	;;
+*" mt.bench=debug "*)
+	bench_debug
 	echo "BENCH end rc=$rc"
 	exit $rc
 	;;
