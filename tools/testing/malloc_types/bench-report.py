@@ -6,7 +6,9 @@ Allocation figures are nanoseconds per allocate+free pair of guest time
 (each measurement is taken several times, interleaved), with the minimum and
 maximum beside it in the JSON; ratios are medians to the median of plain
 kmalloc/kfree of the same size, with tracing and profiling off, in the same
-kernel. Reader figures are nanoseconds per read or update.
+kernel; with the bench-nomt kernel's log (--nomt), also to plain kmalloc/kfree of
+the kernel without malloc types (ratio_to_nomt), the base that stays one when
+kmalloc itself is charged. Reader figures are nanoseconds per read or update.
 
 The first log is the bench kernel (the C helpers of rust/helpers/ called out
 of line); --inline LOG adds the bench-inline kernel (CONFIG_RUST_INLINE_HELPERS)
@@ -341,6 +343,16 @@ def main():
         base = vals(kernel, "kmalloc", scen if scen in ("6", "7") else "0")
         return [v / b if v is not None and b else None for v, b in zip(vals(kernel, var, scen), base)]
 
+    # kmalloc/kfree in the kernel without malloc types (bench-nomt, scenario 7, kept with the
+    # bench-inline kernel's figures): the base of ratio_to_nomt, which stays a base when
+    # kmalloc itself is charged.
+    nomt_base = [runs.get("bench-inline", {}).get("per_pair", {}).get(("7", "kmalloc", s))
+                 for s in sizes]
+
+    def ratios_nomt(kernel, var, scen):
+        return [v / b if v is not None and b else None
+                for v, b in zip(vals(kernel, var, scen), nomt_base)]
+
     rows = [(var, scen, label) for var, scen, label in VARIANTS
             if any(v is not None for k, _ in kernels for v in vals(k, var, scen))]
 
@@ -361,6 +373,9 @@ def main():
           "helpers: the bench kernel, C helpers called; inline: bench-inline, CONFIG_RUST_INLINE_HELPERS",
           vals, "10.0f")
     table("\nratio to kmalloc/kfree of the same kernel", ratios, "10.3f")
+    if any(nomt_base):
+        table("\nratio to kmalloc/kfree of the kernel without malloc types (bench-nomt)",
+              ratios_nomt, "10.3f")
 
     def spread(kernel, var, scen):
         """(max - min) / median of the rounds, in percent."""
@@ -502,7 +517,9 @@ def main():
                      "measurements": max((r["spread"][(scen, var, s)][2] for s in sizes
                                     if (scen, var, s) in r["spread"]), default=0),
                      "ratio_to_kmalloc": {str(s): v for s, v in zip(sizes, ratios(k, var, scen))
-                                          if v is not None}}
+                                          if v is not None},
+                     "ratio_to_nomt": {str(s): v for s, v in zip(sizes, ratios_nomt(k, var, scen))
+                                       if v is not None}}
                     for var, scen, label in rows
                 ],
                 "readers": [{"reader": p, "types": t, "ns": ns} for p, t, ns in r["readers"]],
