@@ -400,6 +400,9 @@ size_t malloc_type_zone_size(u32 zindx);
  * dumps and /proc/kcore (called by crash_save_vmcoreinfo_init()).
  */
 void malloc_type_vmcoreinfo_setup(void);
+/* The record of a block's type (mm/malloc_type_slab.c), for the C API. */
+int malloc_type_obj_set(const void *p, struct malloc_type *mtp, gfp_t gfp);
+struct malloc_type *malloc_type_obj_take(const void *p, struct malloc_type *mtp);
 /* The C entry points, implemented in Rust (rust/kernel/malloc_type/c_api.rs). */
 void *malloc_type_kmalloc_node(size_t size, gfp_t flags, int node,
 			       struct malloc_type *mtp);

@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The malloc type of a kmalloc block, recorded with the block.
+ *
+ * kmalloc_mt() and its friends record the type they charge a block to, so
+ * that whoever frees the block, with kfree_mt(), kfree(), kvfree() or
+ * kfree_rcu(), charges back that type: the slab allocator's free hooks
+ * (mm/slub.c) find the record, uncharge the size the block consumed and
+ * clear the record. The record of a slab object is the last slot of its
+ * struct slabobj_ext, after memcg's objcg and allocation profiling's codetag;
+ * the record of a large kmalloc is page->private of its first page, which
+ * nothing else uses for such a page.
+ *
+ * Only the types of vmlinux are recorded: a module's struct malloc_type is
+ * freed with the module, and a block may outlive it. A block of a module's
+ * type, and a block that can have no record (a KFENCE object, memguard's and
+ * vmalloc's blocks, an object of a slab whose extension vector could not be
+ * allocated), is charged back to the type that the C API's free is given.
+ */
+
+#include <linux/kfence.h>
+#include <linux/malloc_type.h>
+#include <linux/mm.h>
+#include <linux/slab.h>
+#include <asm/sections.h>
+
+#include "slab.h"
+
+/*
+ * Swaps the record of the block @p with *@mtp. With @create, a slab without
+ * an extension vector gets one, allocated with @gfp.
+ *
+ * Return: 0; -EOPNOTSUPP if @p cannot have a record (or has none, without
+ * @create); -ENOMEM if its slab's vector could not be allocated.
+ */
+static int malloc_type_obj_xchg(const void *p, struct malloc_type **mtp,
+				bool create, gfp_t gfp)
+{
+	struct malloc_type **ref, *old;
+	unsigned long obj_exts;
+	struct kmem_cache *s;
+	struct page *page;
+	struct slab *slab;
+
+	if (is_vmalloc_addr(p) || is_kfence_address(p))
+		return -EOPNOTSUPP;
+
+	page = virt_to_page(p);
+	slab = page_slab(page);
+	if (!slab) {
+		if (!PageLargeKmalloc(page))
+			return -EOPNOTSUPP;
+		old = (struct malloc_type *)page_private(page);
+		set_page_private(page, (unsigned long)*mtp);
+		*mtp = old;
+		return 0;
+	}
+
+	s = slab->slab_cache;
+	obj_exts = slab_obj_exts(slab);
+	if (!obj_exts) {
+		if (!create || (s->flags & SLAB_NO_OBJ_EXT))
+			return -EOPNOTSUPP;
+		if (alloc_slab_obj_exts(slab, s, gfp, SLAB_ALLOC_DEFAULT))
+			return -ENOMEM;
+		obj_exts = slab_obj_exts(slab);
+	}
+
+	get_slab_obj_exts(obj_exts);
+	ref = slab_obj_ext_malloc_type(slab, slab_obj_ext(s, slab, obj_exts, p));
+	old = *ref;
+	*ref = *mtp;
+	put_slab_obj_exts(obj_exts);
+	*mtp = old;
+	return 0;
+}
+
+/**
+ * malloc_type_obj_set() - record the malloc type a kmalloc block is charged to
+ * @p: a live block of kmalloc, with no record.
+ * @mtp: the type it is charged to.
+ * @gfp: the flags of its allocation, for the slab's extension vector.
+ *
+ * After this, freeing @p in any way charges it back to @mtp (the size it
+ * consumed: its slab's object size, or the pages of a large kmalloc).
+ *
+ * Context: as for kmalloc() with @gfp.
+ * Return: 0; -EOPNOTSUPP if @mtp is a module's type or @p cannot have a
+ * record; -ENOMEM if the record could not be allocated. Without a record, the
+ * block is charged back to the type given to its free.
+ */
+int malloc_type_obj_set(const void *p, struct malloc_type *mtp, gfp_t gfp)
+{
+	struct malloc_type *old = mtp;
+	int ret;
+
+	if (!is_kernel_core_data((unsigned long)mtp))
+		return -EOPNOTSUPP;
+	ret = malloc_type_obj_xchg(p, &old, true, gfp);
+	VM_WARN_ON_ONCE(!ret && old);
+	return ret;
+}
+
+/**
+ * malloc_type_obj_take() - take the record of the malloc type off a block
+ * @p: NULL, ZERO_SIZE_PTR or a live block of kmalloc or kvmalloc.
+ * @mtp: the type the caller believes @p is charged to, or NULL.
+ *
+ * Clears the record of @p, so that the caller charges the block back itself
+ * (kfree_mt() and friends) or moves the record to a new block (krealloc_mt()).
+ * Under CONFIG_DEBUG_VM, a record other than @mtp warns once: the caller's
+ * type is wrong, and the record is the type the block was charged to.
+ *
+ * Context: any context.
+ * Return: the type @p was charged to, or NULL if it has no record.
+ */
+struct malloc_type *malloc_type_obj_take(const void *p, struct malloc_type *mtp)
+{
+	struct malloc_type *old = NULL;
+
+	if (ZERO_OR_NULL_PTR(p) || malloc_type_obj_xchg(p, &old, false, 0))
+		return NULL;
+	VM_WARN_ONCE(old && mtp && old != mtp,
+		     "malloc type: a block of %s freed as %s\n",
+		     old->ks_shortdesc, mtp->ks_shortdesc);
+	return old;
+}
+
+/* The slab free hook: charges the recorded types back, clears the records. */
+void __malloc_type_slab_free_hook(struct kmem_cache *s, struct slab *slab,
+				  unsigned long obj_exts, void **p, int objects)
+{
+	int i;
+
+	for (i = 0; i < objects; i++) {
+		struct malloc_type **ref, *mtp;
+
+		get_slab_obj_exts(obj_exts);
+		ref = slab_obj_ext_malloc_type(slab,
+					       slab_obj_ext(s, slab, obj_exts, p[i]));
+		mtp = *ref;
+		if (mtp)
+			*ref = NULL;
+		put_slab_obj_exts(obj_exts);
+		if (mtp)
+			malloc_type_freed(mtp, s->object_size);
+	}
+}
+
+/* The large kmalloc free hook, for a page whose private field is a record. */
+void __malloc_type_large_kmalloc_free_hook(struct page *page)
+{
+	struct malloc_type *mtp = (struct malloc_type *)page_private(page);
+
+	set_page_private(page, 0);
+	malloc_type_freed(mtp, page_size(page));
+}
