@@ -36,6 +36,9 @@ MALLOC_DEFINE(M_KUNIT_C_ZONE_A, "kunit c zone a", "KUnit: zones from C");
 MALLOC_DEFINE(M_KUNIT_C_ZONE_B, "kunit c zone b", "KUnit: zones from C");
 MALLOC_DEFINE(M_KUNIT_C_ZONE_C, "kunit c zone c", "KUnit: zones from C");
 MALLOC_DEFINE(M_KUNIT_C_ZONE_D, "kunit c zone d", "KUnit: zones from C");
+MALLOC_DEFINE(M_KUNIT_C_KFREE, "kunit c kfree", "KUnit: kfree() of a typed block");
+MALLOC_DEFINE(M_KUNIT_C_KFREE_OTHER, "kunit c kfree other",
+	      "KUnit: kfree_mt() given the wrong type");
 
 /* The type's statistics, summed over the possible CPUs. */
 static struct malloc_type_stats mt_sum(struct malloc_type *mtp)
@@ -494,6 +497,99 @@ static void zones_from_c(struct kunit *test)
 	}
 }
 
+struct kfree_rcu_block {
+	struct rcu_head rcu;
+	u8 data[40];
+};
+
+/*
+ * A block of kmalloc_mt() records its type: kfree(), kvfree(), kfree_rcu()
+ * and kfree_bulk() charge back what it was charged, and so does kfree_mt()
+ * given another type; a plain krealloc() that moves it charges the old block
+ * back. Slab objects and large kmalloc, shared caches and zones.
+ */
+static void kfree_charges_back(struct kunit *test)
+{
+	static const size_t sizes[] = { 8, 100, 4096, KMALLOC_MAX_CACHE_SIZE,
+					KMALLOC_MAX_CACHE_SIZE + 1, 20000 };
+	struct malloc_type *types[] = { M_KUNIT_C_KFREE, M_KUNIT_C_ZONE_A,
+					M_KUNIT_C_ZONE_B };
+	struct malloc_type *t = M_KUNIT_C_KFREE, *heap_type;
+	struct malloc_type_stats before;
+	struct kfree_rcu_block *r;
+	void *bulk[2];
+	size_t i, j;
+	u8 *p, *q;
+
+	for (j = 0; j < ARRAY_SIZE(types); j++) {
+		before = mt_sum(types[j]);
+		for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+			p = kmalloc_mt(sizes[i], GFP_KERNEL, types[j]);
+			KUNIT_ASSERT_NOT_NULL(test, p);
+			kfree(p);
+			KUNIT_EXPECT_EQ(test, mt_mem_use(types[j]), 0);
+		}
+		expect_stats(test, types[j], mt_sum(types[j]).mts_memalloced,
+			     mt_sum(types[j]).mts_memalloced,
+			     before.mts_numallocs + ARRAY_SIZE(sizes),
+			     before.mts_numfrees + ARRAY_SIZE(sizes));
+	}
+
+	before = mt_sum(t);
+	p = kvmalloc_mt(300, GFP_KERNEL, t);
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	kvfree(p);
+	KUNIT_EXPECT_EQ(test, mt_mem_use(t), 0);
+
+	r = kmalloc_mt(sizeof(*r), GFP_KERNEL, t);
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	kfree_rcu(r, rcu);
+	kvfree_rcu_barrier();
+	KUNIT_EXPECT_EQ(test, mt_mem_use(t), 0);
+
+	bulk[0] = kmalloc_mt(64, GFP_KERNEL, t);
+	bulk[1] = kmalloc_mt(64, GFP_KERNEL, t);
+	KUNIT_ASSERT_NOT_NULL(test, bulk[0]);
+	KUNIT_ASSERT_NOT_NULL(test, bulk[1]);
+	kfree_bulk(2, bulk);
+	KUNIT_EXPECT_EQ(test, mt_mem_use(t), 0);
+	expect_stats(test, t, mt_sum(t).mts_memalloced, mt_sum(t).mts_memalloced,
+		     before.mts_numallocs + 4, before.mts_numfrees + 4);
+
+	/* The type the block was charged to is charged back, not the one given. */
+	p = kmalloc_mt(100, GFP_KERNEL, t);
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	if (!IS_ENABLED(CONFIG_DEBUG_VM))
+		kfree_mt(p, M_KUNIT_C_KFREE_OTHER);
+	else
+		kfree_mt(p, t);
+	KUNIT_EXPECT_EQ(test, mt_mem_use(t), 0);
+	expect_stats(test, M_KUNIT_C_KFREE_OTHER, 0, 0, 0, 0);
+
+	/* krealloc() that moves the block charges the old one back. */
+	p = kmalloc_mt(10, GFP_KERNEL, t);
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	q = krealloc(p, 1000, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, q);
+	KUNIT_EXPECT_EQ(test, mt_mem_use(t), 0);
+	kfree(q);
+	KUNIT_EXPECT_EQ(test, mt_mem_use(t), 0);
+
+	/* kmalloc_mt() gives a block no record of a type outside vmlinux. */
+	heap_type = kzalloc(sizeof(*heap_type), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, heap_type);
+	p = kmalloc(10, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	KUNIT_EXPECT_EQ(test, malloc_type_obj_set(p, heap_type, GFP_KERNEL),
+			-EOPNOTSUPP);
+	KUNIT_EXPECT_NULL(test, malloc_type_obj_take(p, NULL));
+	KUNIT_EXPECT_EQ(test, malloc_type_obj_set(p, t, GFP_KERNEL), 0);
+	KUNIT_EXPECT_PTR_EQ(test, malloc_type_obj_take(p, t), t);
+	KUNIT_EXPECT_NULL(test, malloc_type_obj_take(p, t));
+	kfree(p);
+	kfree(heap_type);
+}
+
 /*
  * The ways FreeBSD code places its types: a static type of this file, and a
  * type defined in another file and declared in a header, allocated with
@@ -538,6 +634,7 @@ static struct kunit_case malloc_type_c_cases[] = {
 	KUNIT_CASE(usable_size),
 	KUNIT_CASE(kvmalloc_kvfree),
 	KUNIT_CASE(zones_from_c),
+	KUNIT_CASE_SLOW(kfree_charges_back),
 	{}
 };
 

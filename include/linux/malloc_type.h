@@ -633,8 +633,14 @@ void malloc_type_kvfree(const void *p, struct malloc_type *mtp);
  * mts_numfailures, changing no other counter; a NULL @type (a bug) warns
  * and returns NULL. Zero bytes: ZERO_SIZE_PTR, nothing charged.
  *
+ * The block records a type of vmlinux (mm/malloc_type_slab.c), so that
+ * kfree(), kvfree(), kfree_rcu() and kfree_bulk() charge it back too,
+ * whoever frees it. A module's type is not recorded (the block may outlive
+ * the module): free its blocks with kfree_mt() and friends.
+ *
  * Context: as for kmalloc() with @flags.
- * Return: the memory, to be freed with kfree_mt() of the same type; or NULL.
+ * Return: the memory, to be freed with kfree_mt() of the same type (or, for
+ * a type of vmlinux, any kfree()); or NULL.
  */
 static inline void *kmalloc_node_mt(size_t size, gfp_t flags, int node,
 				    struct malloc_type *type)
@@ -747,7 +753,9 @@ static inline void *krealloc_mt(const void *p, size_t new_size, gfp_t flags,
  * @type: the malloc type @p was charged to.
  *
  * FreeBSD's free(9): no size is passed, the block tells what it was charged
- * (kfree_size()), so a wrong size cannot corrupt the counters.
+ * (kfree_size()), so a wrong size cannot corrupt the counters. A block that
+ * records its type (see kmalloc_node_mt()) is charged back to that type
+ * whatever @type is; under CONFIG_DEBUG_VM another @type warns once.
  *
  * Context: any context, as kfree().
  */

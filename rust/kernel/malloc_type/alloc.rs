@@ -575,11 +575,11 @@ impl MallocType {
     /// # Safety
     ///
     /// `ptr` is null, or was returned by [`MallocType::malloc`], [`MallocType::zmalloc`],
-    /// [`MallocType::mallocarray`] or [`MallocType::realloc`] of this type (or by the C
-    /// functions `kmalloc_mt()` and friends for it) and not freed since; on success it must not
-    /// be used again. Memory of
-    /// [`TypedAlloc`] and [`TypedKVAlloc`] is resized and freed by its container, not here (and
-    /// `TypedKVAlloc`'s may be vmalloc memory, which this function cannot take).
+    /// [`MallocType::mallocarray`] or [`MallocType::realloc`] of this type and not freed since;
+    /// on success it must not be used again. Memory of [`TypedAlloc`] and [`TypedKVAlloc`] is
+    /// resized and freed by its container, not here (and `TypedKVAlloc`'s may be vmalloc memory,
+    /// which this function cannot take); memory of the C functions `kmalloc_mt()` and friends
+    /// carries a record of its type, which only they and `kfree()` take off.
     ///
     /// # Examples
     ///
@@ -646,10 +646,11 @@ impl MallocType {
     /// # Safety
     ///
     /// `ptr` is null, or was returned by [`MallocType::malloc`], [`MallocType::zmalloc`],
-    /// [`MallocType::mallocarray`] or [`MallocType::realloc`] of this type (or by the C
-    /// functions `kmalloc_mt()` and friends for it) and not freed since, and is not used again.
-    /// Memory of [`TypedAlloc`] and [`TypedKVAlloc`] is freed by its container, not here (and
-    /// `TypedKVAlloc`'s may be vmalloc memory, which `kfree()` cannot take).
+    /// [`MallocType::mallocarray`] or [`MallocType::realloc`] of this type and not freed since,
+    /// and is not used again. Memory of [`TypedAlloc`] and [`TypedKVAlloc`] is freed by its
+    /// container, not here (and `TypedKVAlloc`'s may be vmalloc memory, which `kfree()` cannot
+    /// take); memory of the C functions `kmalloc_mt()` and friends carries a record of its type,
+    /// which `kfree_mt()` or `kfree()` charges back.
     ///
     /// # Examples
     ///

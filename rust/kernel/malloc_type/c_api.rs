@@ -13,6 +13,12 @@
 //! `ZERO_SIZE_PTR`. A NULL type is a bug of the caller: it warns, allocates nothing, and frees
 //! without accounting (leaking the block would be worse).
 //!
+//! A block of the C API carries a record of its type (`malloc_type_obj_set()`,
+//! `mm/malloc_type_slab.c`), so that `kfree()`, `kvfree()` and `kfree_rcu()` charge it back
+//! too, and a free given another type charges back the type the block was charged to. The
+//! functions here that take a block take its record off first and charge the recorded type
+//! themselves; a block without a record is charged back to the type they are given.
+//!
 //! C header: [`include/linux/malloc_type.h`](srctree/include/linux/malloc_type.h)
 
 use super::{
@@ -76,6 +82,34 @@ fn to_c<E>(r: Result<ptr::NonNull<[u8]>, E>) -> *mut c_void {
     }
 }
 
+/// Records `t` as the type of `p`, a new block of the C API (nothing for NULL and
+/// `ZERO_SIZE_PTR`), so that any free charges `t` back. A block that gets no record (of a
+/// module's type, or one that can have none) is charged back to the type its free is given.
+fn record(p: *mut c_void, t: &MallocType, flags: bindings::gfp_t) {
+    if !zero_or_null(p) {
+        // SAFETY: `p` is a live block of kmalloc, kvmalloc or memguard, just allocated or resized
+        // and without a record; `t` is a valid type.
+        let _ = unsafe { bindings::malloc_type_obj_set(p, t.as_raw(), flags) };
+    }
+}
+
+/// Takes the record off `p` (`malloc_type_obj_take()`) and returns the type it was charged to,
+/// which the caller charges back: the recorded type, else `t`; and whether there was a record.
+///
+/// # Safety
+///
+/// `p` is NULL, `ZERO_SIZE_PTR`, or a live block of `kmalloc_mt()` and friends.
+unsafe fn take_record<'a>(p: *const c_void, t: &'a MallocType) -> (&'a MallocType, bool) {
+    // SAFETY: By the safety requirements.
+    let r = unsafe { bindings::malloc_type_obj_take(p, t.as_raw()) };
+    if r.is_null() {
+        (t, false)
+    } else {
+        // SAFETY: Only the types of vmlinux are recorded, which live as long as the kernel.
+        (unsafe { MallocType::from_raw(r) }, true)
+    }
+}
+
 /// Which allocator a new block of the C API comes from.
 #[derive(Clone, Copy)]
 enum Source {
@@ -105,12 +139,14 @@ unsafe fn alloc_c(
         t.account_failure();
         return ptr::null_mut();
     };
-    let flags = Flags::from_raw(flags);
-    to_c(match from {
-        Source::Kmalloc => t.alloc_new(layout, flags, nid),
+    let gfp = Flags::from_raw(flags);
+    let p = to_c(match from {
+        Source::Kmalloc => t.alloc_new(layout, gfp, nid),
         // SAFETY: `None` asks for a new block.
-        Source::KVmalloc => unsafe { t.kvrealloc_layout(None, layout, layout, flags, nid) },
-    })
+        Source::KVmalloc => unsafe { t.kvrealloc_layout(None, layout, layout, gfp, nid) },
+    });
+    record(p, t, flags);
+    p
 }
 
 /// Allocates `size` bytes on `node` charged to `mtp`: `kmalloc_node_mt()`, `kmalloc_mt()`,
@@ -163,16 +199,26 @@ unsafe extern "C" fn malloc_type_krealloc(
     let Some(t) = (unsafe { type_of(mtp) }) else {
         return ptr::null_mut();
     };
-    // SAFETY: `p` is NULL, `ZERO_SIZE_PTR` or a live block of the raw API of `t` (safety
-    // requirements).
-    to_c(unsafe {
+    // SAFETY: `p` is NULL, `ZERO_SIZE_PTR` or a live block of `kmalloc_mt()` and friends
+    // (safety requirements).
+    let (t, recorded) = unsafe { take_record(p, t) };
+    // SAFETY: `p` is NULL, `ZERO_SIZE_PTR` or a live block of the raw API of `t`, without its
+    // record.
+    let r = to_c(unsafe {
         t.realloc_node(
             p.cast_mut().cast(),
             new_size,
             Flags::from_raw(flags),
             NumaNode::NO_NODE,
         )
-    })
+    });
+    if !r.is_null() {
+        record(r, t, flags);
+    } else if recorded {
+        // The resize failed and `p` is still allocated: it keeps its record.
+        record(p.cast_mut(), t, flags);
+    }
+    r
 }
 
 /// Resizes `p` to `new_size` bytes, charged to `mtp`, and frees `p` when that fails:
@@ -203,9 +249,14 @@ unsafe extern "C" fn malloc_type_kreallocf(
         unsafe { bindings::kfree(p) };
         return ptr::null_mut();
     };
-    // SAFETY: `p` is NULL, `ZERO_SIZE_PTR` or a live block of the raw API of `t`, not used
-    // again (safety requirements).
-    to_c(unsafe { t.reallocf(p.cast_mut().cast(), new_size, Flags::from_raw(flags)) })
+    // SAFETY: `p` is NULL, `ZERO_SIZE_PTR` or a live block of `kmalloc_mt()` and friends
+    // (safety requirements).
+    let (t, _) = unsafe { take_record(p, t) };
+    // SAFETY: `p` is NULL, `ZERO_SIZE_PTR` or a live block of the raw API of `t`, without its
+    // record, not used again (safety requirements).
+    let r = to_c(unsafe { t.reallocf(p.cast_mut().cast(), new_size, Flags::from_raw(flags)) });
+    record(r, t, flags);
+    r
 }
 
 /// Zeroes the whole block `p` consumed, then frees it, charged to `mtp`: `kfree_sensitive_mt()`,
@@ -228,8 +279,12 @@ unsafe extern "C" fn malloc_type_kfree_sensitive(
     }
     // SAFETY: By the safety requirements.
     match unsafe { type_of(mtp) } {
-        // SAFETY: `p` is a live block of the raw API of `t` (safety requirements).
-        Some(t) => unsafe { t.zfree(p.cast_mut().cast()) },
+        Some(t) => {
+            // SAFETY: `p` is a live block of `kmalloc_mt()` and friends (safety requirements).
+            let (t, _) = unsafe { take_record(p, t) };
+            // SAFETY: `p` is a live block of the raw API of `t`, without its record.
+            unsafe { t.zfree(p.cast_mut().cast()) }
+        }
         // SAFETY: `p` is a live kmalloc block (safety requirements), not used again.
         None => unsafe { bindings::kfree_sensitive(p) },
     }
@@ -253,8 +308,13 @@ unsafe extern "C" fn malloc_type_kfree(p: *const c_void, mtp: *mut bindings::mal
     }
     // SAFETY: By the safety requirements.
     match unsafe { type_of(mtp) } {
-        // SAFETY: `p` is a live block of the raw API of `t` (safety requirements).
-        Some(t) => unsafe { t.free(p.cast_mut().cast()) },
+        Some(t) => {
+            // SAFETY: `p` is a live block of `kmalloc_mt()` and friends (safety requirements).
+            let (t, _) = unsafe { take_record(p, t) };
+            // SAFETY: `p` is a live block of the raw API of `t`, without its record, not used
+            // again.
+            unsafe { t.free(p.cast_mut().cast()) }
+        }
         // SAFETY: `p` is a live kmalloc block (safety requirements), not used again.
         None => unsafe { bindings::kfree(p) },
     }
@@ -301,6 +361,10 @@ unsafe extern "C" fn malloc_type_kvfree(p: *const c_void, mtp: *mut bindings::ma
     if zero_or_null(p) {
         return;
     }
+    // SAFETY: By the safety requirements.
+    let t = unsafe { type_of(mtp) };
+    // SAFETY: `p` is a live block of `kvmalloc_mt()` and friends (safety requirements).
+    let t = t.map(|t| unsafe { take_record(p, t) }.0);
     // SAFETY: `p` is a live block (safety requirements), not used again.
     let size = match unsafe { super::alloc::free_guarded(p.cast()) } {
         // A kmalloc_mt() block memguard guards, freed with kvfree_mt().
@@ -313,8 +377,7 @@ unsafe extern "C" fn malloc_type_kvfree(p: *const c_void, mtp: *mut bindings::ma
             size
         }
     };
-    // SAFETY: By the safety requirements.
-    if let Some(t) = unsafe { type_of(mtp) } {
+    if let Some(t) = t {
         t.account_free(size);
     }
 }
