@@ -556,14 +556,16 @@ static void kfree_charges_back(struct kunit *test)
 	expect_stats(test, t, mt_sum(t).mts_memalloced, mt_sum(t).mts_memalloced,
 		     before.mts_numallocs + 4, before.mts_numfrees + 4);
 
-	/* The type the block was charged to is charged back, not the one given. */
-	p = kmalloc_mt(100, GFP_KERNEL, t);
-	KUNIT_ASSERT_NOT_NULL(test, p);
-	if (!IS_ENABLED(CONFIG_DEBUG_VM))
-		kfree_mt(p, M_KUNIT_C_KFREE_OTHER);
-	else
-		kfree_mt(p, t);
-	KUNIT_EXPECT_EQ(test, mt_mem_use(t), 0);
+	/*
+	 * The type the block was charged to is charged back, not the one
+	 * given (which warns under CONFIG_DEBUG_VM); slab and large kmalloc.
+	 */
+	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+		p = kmalloc_mt(sizes[i], GFP_KERNEL, t);
+		KUNIT_ASSERT_NOT_NULL(test, p);
+		kfree_mt(p, IS_ENABLED(CONFIG_DEBUG_VM) ? t : M_KUNIT_C_KFREE_OTHER);
+		KUNIT_EXPECT_EQ(test, mt_mem_use(t), 0);
+	}
 	expect_stats(test, M_KUNIT_C_KFREE_OTHER, 0, 0, 0, 0);
 
 	/* krealloc() that moves the block charges the old one back. */
@@ -576,7 +578,7 @@ static void kfree_charges_back(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, mt_mem_use(t), 0);
 
 	/* kmalloc_mt() gives a block no record of a type outside vmlinux. */
-	heap_type = kzalloc(sizeof(*heap_type), GFP_KERNEL);
+	heap_type = kzalloc_obj(*heap_type);
 	KUNIT_ASSERT_NOT_NULL(test, heap_type);
 	p = kmalloc(10, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, p);
