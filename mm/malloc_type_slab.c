@@ -6,7 +6,8 @@
  * that whoever frees the block, with kfree_mt(), kfree(), kvfree() or
  * kfree_rcu(), charges back that type: the slab allocator's free hooks
  * (mm/slub.c) find the record, uncharge the size the block consumed and
- * clear the record. The record of a slab object is the last slot of its
+ * clear the record; kfree_mt() takes it off as it frees (kfree_size_mt())
+ * and charges it back itself. The record of a slab object is the last slot of its
  * struct slabobj_ext, after memcg's objcg and allocation profiling's codetag;
  * the record of a large kmalloc is page->private of its first page, which
  * nothing else uses for such a page.
@@ -126,6 +127,22 @@ struct malloc_type *malloc_type_obj_take(const void *p, struct malloc_type *mtp)
 	return old;
 }
 
+/* Takes the record of the object @x of a slab with a vector off it. */
+struct malloc_type *__malloc_type_slab_take(struct kmem_cache *s,
+					    struct slab *slab,
+					    unsigned long obj_exts, void *x)
+{
+	struct malloc_type **ref, *mtp;
+
+	get_slab_obj_exts(obj_exts);
+	ref = slab_obj_ext_malloc_type(slab, slab_obj_ext(s, slab, obj_exts, x));
+	mtp = *ref;
+	if (mtp)
+		*ref = NULL;
+	put_slab_obj_exts(obj_exts);
+	return mtp;
+}
+
 /* The slab free hook: charges the recorded types back, clears the records. */
 void __malloc_type_slab_free_hook(struct kmem_cache *s, struct slab *slab,
 				  unsigned long obj_exts, void **p, int objects)
@@ -133,15 +150,9 @@ void __malloc_type_slab_free_hook(struct kmem_cache *s, struct slab *slab,
 	int i;
 
 	for (i = 0; i < objects; i++) {
-		struct malloc_type **ref, *mtp;
+		struct malloc_type *mtp;
 
-		get_slab_obj_exts(obj_exts);
-		ref = slab_obj_ext_malloc_type(slab,
-					       slab_obj_ext(s, slab, obj_exts, p[i]));
-		mtp = *ref;
-		if (mtp)
-			*ref = NULL;
-		put_slab_obj_exts(obj_exts);
+		mtp = __malloc_type_slab_take(s, slab, obj_exts, p[i]);
 		if (mtp)
 			malloc_type_freed(mtp, s->object_size);
 	}

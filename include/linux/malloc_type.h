@@ -403,6 +403,7 @@ void malloc_type_vmcoreinfo_setup(void);
 /* The record of a block's type (mm/malloc_type_slab.c), for the C API. */
 int malloc_type_obj_set(const void *p, struct malloc_type *mtp, gfp_t gfp);
 struct malloc_type *malloc_type_obj_take(const void *p, struct malloc_type *mtp);
+size_t kfree_size_mt(const void *object, struct malloc_type **mtp);
 /* The C entry points, implemented in Rust (rust/kernel/malloc_type/c_api.rs). */
 void *malloc_type_kmalloc_node(size_t size, gfp_t flags, int node,
 			       struct malloc_type *mtp);

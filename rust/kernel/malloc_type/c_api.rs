@@ -110,6 +110,28 @@ unsafe fn take_record<'a>(p: *const c_void, t: &'a MallocType) -> (&'a MallocTyp
     }
 }
 
+/// Frees `p` and charges back the type it was charged to: its record's, else `t`; with the one
+/// lookup of the block that `kfree()` does (`kfree_size_mt()`).
+///
+/// # Safety
+///
+/// `p` is a live block of `kmalloc_mt()` and friends (not NULL or `ZERO_SIZE_PTR`), not used
+/// again.
+unsafe fn free_c(t: &MallocType, p: *const c_void) {
+    // SAFETY: `p` is a live block, not used again (safety requirements).
+    if let Some(size) = unsafe { super::alloc::free_guarded(p.cast()) } {
+        t.account_free(size);
+        return;
+    }
+    let mut mtp = t.as_raw();
+    // SAFETY: `p` is a live kmalloc block outside memguard's arena, not used again (safety
+    // requirements); `mtp` is a valid type.
+    let size = unsafe { bindings::kfree_size_mt(p, &mut mtp) };
+    // SAFETY: `mtp` is `t`, or the type recorded for `p`: a type of vmlinux, which lives as long
+    // as the kernel.
+    unsafe { MallocType::from_raw(mtp) }.account_free(size);
+}
+
 /// Which allocator a new block of the C API comes from.
 #[derive(Clone, Copy)]
 enum Source {
@@ -308,13 +330,9 @@ unsafe extern "C" fn malloc_type_kfree(p: *const c_void, mtp: *mut bindings::mal
     }
     // SAFETY: By the safety requirements.
     match unsafe { type_of(mtp) } {
-        Some(t) => {
-            // SAFETY: `p` is a live block of `kmalloc_mt()` and friends (safety requirements).
-            let (t, _) = unsafe { take_record(p, t) };
-            // SAFETY: `p` is a live block of the raw API of `t`, without its record, not used
-            // again.
-            unsafe { t.free(p.cast_mut().cast()) }
-        }
+        // SAFETY: `p` is a live block of `kmalloc_mt()` and friends, not used again (safety
+        // requirements).
+        Some(t) => unsafe { free_c(t, p) },
         // SAFETY: `p` is a live kmalloc block (safety requirements), not used again.
         None => unsafe { bindings::kfree(p) },
     }
