@@ -198,11 +198,14 @@ fn read_until_closed(s: &mut TcpStream, timeout: Duration) -> Option<Vec<u8>> {
 /// The example: under `ulimit -n 256`, 300 idle connections. The exporter serves at
 /// most `--max-connections` (64 by default) at once, answers the others 503 and closes them,
 /// logs that once, closes the idle ones after `--idle-timeout`, keeps running and answers a
-/// scrape; its descriptors stay bounded.
+/// scrape; its descriptors stay bounded. Each idle timeout frees up to 64 slots for connections
+/// still waiting to be accepted, so the timeout (3 s) is long enough for the exporter to refuse
+/// the waiting ones first even on a loaded machine (with 1 s, a `make check` running kernel builds
+/// beside it saw three rounds of timeouts and only 131 refusals).
 #[test]
 fn idle_connections_past_the_open_file_limit() {
     let f = sample_file("exporter_idle");
-    let mut e = Exporter::start(&f, Some(256), &["--idle-timeout", "1"]);
+    let mut e = Exporter::start(&f, Some(256), &["--idle-timeout", "3"]);
     let conns: Vec<TcpStream> = (0..300)
         .map(|_| TcpStream::connect(&e.addr).unwrap())
         .collect();
@@ -214,7 +217,7 @@ fn idle_connections_past_the_open_file_limit() {
     let mut closed = 0;
     for mut c in conns {
         let got = read_until_closed(&mut c, Duration::from_secs(5))
-            .expect("an idle connection still open 5 s after --idle-timeout 1");
+            .expect("an idle connection still open 5 s after --idle-timeout 3");
         closed += 1;
         if got.starts_with(b"HTTP/1.1 503 ") {
             assert!(body(&String::from_utf8_lossy(&got)).contains("too many connections"));
