@@ -28,6 +28,27 @@
 #include "slab.h"
 
 /*
+ * Swaps the record of the object @x, of a slab with an extension vector, for
+ * @mtp and returns the old one; a record that does not change is not written.
+ */
+static struct malloc_type *slab_record_xchg(struct kmem_cache *s,
+					    struct slab *slab,
+					    unsigned long obj_exts,
+					    const void *x,
+					    struct malloc_type *mtp)
+{
+	struct malloc_type **ref, *old;
+
+	get_slab_obj_exts(obj_exts);
+	ref = slab_obj_ext_malloc_type(slab, slab_obj_ext(s, slab, obj_exts, x));
+	old = *ref;
+	if (old != mtp)
+		*ref = mtp;
+	put_slab_obj_exts(obj_exts);
+	return old;
+}
+
+/*
  * Swaps the record of the block @p with *@mtp. With @create, a slab without
  * an extension vector gets one, allocated with @gfp.
  *
@@ -37,7 +58,7 @@
 static int malloc_type_obj_xchg(const void *p, struct malloc_type **mtp,
 				bool create, gfp_t gfp)
 {
-	struct malloc_type **ref, *old;
+	struct malloc_type *old;
 	unsigned long obj_exts;
 	struct kmem_cache *s;
 	struct page *page;
@@ -67,12 +88,7 @@ static int malloc_type_obj_xchg(const void *p, struct malloc_type **mtp,
 		obj_exts = slab_obj_exts(slab);
 	}
 
-	get_slab_obj_exts(obj_exts);
-	ref = slab_obj_ext_malloc_type(slab, slab_obj_ext(s, slab, obj_exts, p));
-	old = *ref;
-	*ref = *mtp;
-	put_slab_obj_exts(obj_exts);
-	*mtp = old;
+	*mtp = slab_record_xchg(s, slab, obj_exts, p, *mtp);
 	return 0;
 }
 
@@ -132,15 +148,7 @@ struct malloc_type *__malloc_type_slab_take(struct kmem_cache *s,
 					    struct slab *slab,
 					    unsigned long obj_exts, void *x)
 {
-	struct malloc_type **ref, *mtp;
-
-	get_slab_obj_exts(obj_exts);
-	ref = slab_obj_ext_malloc_type(slab, slab_obj_ext(s, slab, obj_exts, x));
-	mtp = *ref;
-	if (mtp)
-		*ref = NULL;
-	put_slab_obj_exts(obj_exts);
-	return mtp;
+	return slab_record_xchg(s, slab, obj_exts, x, NULL);
 }
 
 /* The slab free hook: charges the recorded types back, clears the records. */
