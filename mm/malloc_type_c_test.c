@@ -522,15 +522,20 @@ static void kfree_charges_back(struct kunit *test)
 	u8 *p, *q;
 
 	for (j = 0; j < ARRAY_SIZE(types); j++) {
+		u64 acc = 0;
+
 		before = mt_sum(types[j]);
 		for (i = 0; i < ARRAY_SIZE(sizes); i++) {
 			p = kmalloc_mt(sizes[i], GFP_KERNEL, types[j]);
 			KUNIT_ASSERT_NOT_NULL(test, p);
 			kfree(p);
 			KUNIT_EXPECT_EQ(test, mt_mem_use(types[j]), 0);
+			acc += sizes[i] <= KMALLOC_MAX_CACHE_SIZE ?
+				kmalloc_size_roundup(sizes[i]) :
+				PAGE_SIZE << get_order(sizes[i]);
 		}
-		expect_stats(test, types[j], mt_sum(types[j]).mts_memalloced,
-			     mt_sum(types[j]).mts_memalloced,
+		expect_stats(test, types[j], before.mts_memalloced + acc,
+			     before.mts_memfreed + acc,
 			     before.mts_numallocs + ARRAY_SIZE(sizes),
 			     before.mts_numfrees + ARRAY_SIZE(sizes));
 	}
@@ -553,7 +558,11 @@ static void kfree_charges_back(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, bulk[1]);
 	kfree_bulk(2, bulk);
 	KUNIT_EXPECT_EQ(test, mt_mem_use(t), 0);
-	expect_stats(test, t, mt_sum(t).mts_memalloced, mt_sum(t).mts_memalloced,
+	expect_stats(test, t,
+		     before.mts_memalloced + kmalloc_size_roundup(300) +
+		     kmalloc_size_roundup(sizeof(*r)) + 2 * kmalloc_size_roundup(64),
+		     before.mts_memfreed + kmalloc_size_roundup(300) +
+		     kmalloc_size_roundup(sizeof(*r)) + 2 * kmalloc_size_roundup(64),
 		     before.mts_numallocs + 4, before.mts_numfrees + 4);
 
 	/*
