@@ -1245,7 +1245,9 @@ impl Core {
             self.read_with(mtp, &mut rec, &mut tlb)?;
             let at = |o: u64| u64_at(&rec, o as usize);
             let name = self.read_c_string(at(o_name), MAX_NAME)?;
-            let mut flags = u32_at(&rec, o_flags as usize);
+            // `mti_flags` also holds bits of the kernel's own, which the stream does not show.
+            let mut flags =
+                u32_at(&rec, o_flags as usize) & (stream::FLAG_MODULE | stream::FLAG_UNLOADED);
             let mut peak = 0;
             if at(o_events) & ev_peak != 0 {
                 flags |= stream::FLAG_PEAK;

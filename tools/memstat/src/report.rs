@@ -262,6 +262,10 @@ pub struct MallocRow {
     /// version 1 stream).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub owner: Option<String>,
+    /// The owner has unloaded, and the type stays while memory charged to it is allocated
+    /// (ours; only when true).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub unloaded: bool,
 }
 
 /// One `zone` instance of `memory-zone-statistics`.
@@ -334,6 +338,7 @@ pub fn malloc_rows(list: &MemoryTypeList, zones: &ZoneSizes, o: &Options) -> Mal
                 failures: (!t.owner().is_empty()).then(|| t.failures()),
                 high_use: t.peak().map(kib),
                 owner: (!t.owner().is_empty()).then(|| t.owner().to_string()),
+                unloaded: t.is_unloaded(),
             })
             .collect(),
     }

@@ -48,6 +48,9 @@ pub const FLAG_PEAK: u32 = 2;
 /// took the stream's set of types and the read of its record, which keeps its place with only
 /// its id and this flag set. Parsing skips such records.
 pub const FLAG_GONE: u32 = 4;
+/// `MALLOC_TYPE_F_UNLOADED`: the type's module has unloaded while memory charged to the type was
+/// still allocated; the type stays until that memory is freed.
+pub const FLAG_UNLOADED: u32 = 8;
 
 /// `sizeof(struct malloc_type_header)` in a stream of `version`, `None`
 /// for a version this library does not read.

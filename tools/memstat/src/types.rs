@@ -361,6 +361,11 @@ impl MemoryType {
     pub fn is_module(&self) -> bool {
         self.flags & stream::FLAG_MODULE != 0
     }
+    /// Whether the malloc type's module has unloaded, the type staying while memory charged to
+    /// it is allocated.
+    pub fn is_unloaded(&self) -> bool {
+        self.flags & stream::FLAG_UNLOADED != 0
+    }
     /// The module that defines the malloc type, or `vmlinux`, in text form; empty when
     /// the source does not say (a version 1 stream, a slab cache).
     pub fn owner(&self) -> &str {

@@ -597,3 +597,36 @@ fn bad_name_patterns_are_usage_errors() {
         assert!(out.stdout.is_empty());
     }
 }
+
+/// A type kept after its module unloaded (`MALLOC_TYPE_F_UNLOADED`) says so in the JSON; the
+/// others have no `unloaded` key.
+#[test]
+fn unloaded_types_in_json() {
+    let mut types = sample_types();
+    types[3].flags = memstat::stream::FLAG_MODULE | memstat::stream::FLAG_UNLOADED;
+    types[3].owner = b"foo_mod".to_vec();
+    let p = tmpdir("cli_memstat_unloaded").join("unloaded.stream");
+    std::fs::write(&p, memstat::stream::write_stream(4, &types)).unwrap();
+    let sys = fixture("sysctl");
+    let out = memstat(&[
+        "-m",
+        "--json",
+        "-f",
+        p.to_str().unwrap(),
+        "--sysctl",
+        sys.to_str().unwrap(),
+    ]);
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = v["malloc-statistics"]["memory"].as_array().unwrap();
+    let unloaded: Vec<(&str, &str)> = rows
+        .iter()
+        .filter(|r| r.get("unloaded").is_some())
+        .map(|r| {
+            assert_eq!(r["unloaded"], true);
+            (r["type"].as_str().unwrap(), r["owner"].as_str().unwrap())
+        })
+        .collect();
+    let name = String::from_utf8(types[3].name.clone()).unwrap();
+    assert_eq!(unloaded, [(name.as_str(), "foo_mod")]);
+}

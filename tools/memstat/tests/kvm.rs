@@ -13,7 +13,7 @@ use common::vmcore::{
 };
 use common::{cpu, tmpdir};
 use memstat::kvm::Core;
-use memstat::stream::{parse_stream, CpuStats, StreamType, FLAG_MODULE, FLAG_PEAK};
+use memstat::stream::{parse_stream, CpuStats, StreamType, FLAG_MODULE, FLAG_PEAK, FLAG_UNLOADED};
 use memstat::{AllocatorFilter, Error, ErrorKind, MemoryTypeList};
 
 fn failures(s: CpuStats, n: u64) -> CpuStats {
@@ -24,8 +24,9 @@ fn failures(s: CpuStats, n: u64) -> CpuStats {
 }
 
 /// Three types on 3 CPU ids of which 0 and 2 are possible: a built-in one, one of a module
-/// with a tracked peak, one with a NULL owner; CPU 1's records hold garbage that must not be
-/// read.
+/// with a tracked peak, kept after the module unloaded, one with a NULL owner; CPU 1's records
+/// hold garbage that must not be read. `mti_flags` holds bits of the kernel's own
+/// (`MALLOC_TYPE_F_RECORDS`, `MALLOC_TYPE_F_RECORDED`), which the stream does not show.
 fn specs() -> Vec<TypeSpec> {
     let junk = cpu(u64::MAX, 7, 7, 7, 7);
     vec![
@@ -33,7 +34,7 @@ fn specs() -> Vec<TypeSpec> {
             name: "devbuf".into(),
             id: 3,
             zone: 0,
-            flags: 0,
+            flags: KERNEL_ONLY_FLAGS,
             owner: Some("vmlinux".into()),
             peak: None,
             stats: vec![
@@ -47,7 +48,7 @@ fn specs() -> Vec<TypeSpec> {
             name: "binder txn".into(),
             id: 7,
             zone: 2,
-            flags: FLAG_MODULE,
+            flags: FLAG_MODULE | FLAG_UNLOADED | KERNEL_ONLY_FLAGS,
             owner: Some("rust_binder_with_a_long_module_name_0123456789_0123456789_abcdefg".into()),
             peak: Some(8192),
             stats: vec![cpu(100, 50, 2, 1, 1 << 5), junk, cpu(0, 0, 0, 0, 0)],
@@ -68,6 +69,9 @@ fn specs() -> Vec<TypeSpec> {
 
 const POSSIBLE: [bool; 3] = [true, false, true];
 
+/// `MALLOC_TYPE_F_RECORDS | MALLOC_TYPE_F_RECORDED` of `include/linux/malloc_type.h`.
+const KERNEL_ONLY_FLAGS: u32 = 0xc000_0000;
+
 /// What the kernel's /proc/malloc_stats would have said about `specs()`.
 fn expected() -> Vec<StreamType> {
     specs()
@@ -76,7 +80,7 @@ fn expected() -> Vec<StreamType> {
             name: t.name.clone().into_bytes(),
             id: t.id,
             zone: t.zone,
-            flags: t.flags | if t.peak.is_some() { FLAG_PEAK } else { 0 },
+            flags: (t.flags & !KERNEL_ONLY_FLAGS) | if t.peak.is_some() { FLAG_PEAK } else { 0 },
             peak: t.peak.map_or(0, |p| p.max(0) as u64),
             // 63 bytes at most, as strscpy() into mth_owner[64].
             owner: t.owner.map_or(Vec::new(), |o| o.bytes().take(63).collect()),
