@@ -461,19 +461,30 @@ static int malloc_type_register(struct malloc_type *mtp, struct module *mod)
 {
 	struct malloc_type_internal *mti = &mtp->ks_mti;
 	struct malloc_type_stats __percpu *stats;
+	u32 flags = MALLOC_TYPE_F_RECORDS;
+	const char *owner = "vmlinux";
 
 	lockdep_assert_held(&malloc_type_mutex);
 
 	if (WARN_ON_ONCE(READ_ONCE(mti->mti_stats)))
 		return -EBUSY;
+	if (mod) {
+		/* A type in the module's area may be kept after the unload. */
+		flags = MALLOC_TYPE_F_MODULE;
+		owner = malloc_type_area_register(mtp);
+		if (owner)
+			flags |= MALLOC_TYPE_F_RECORDS;
+		else
+			owner = mod->name;
+	}
 	strscpy(mti->mti_probename, mtp->ks_shortdesc);
 	malloc_type_probe_name(mti->mti_probename);
 	if (malloc_type_texts_init(mtp))
-		return -ENOMEM;
+		goto nomem;
 	stats = alloc_percpu(struct malloc_type_stats);
 	if (!stats) {
 		malloc_type_texts_free(mtp);
-		return -ENOMEM;
+		goto nomem;
 	}
 
 	memset(mti->mti_probes, 0, sizeof(mti->mti_probes));
@@ -481,9 +492,9 @@ static int malloc_type_register(struct malloc_type *mtp, struct module *mod)
 	WRITE_ONCE(mti->mti_zone,
 		   malloc_type_zone_for_name(mtp->ks_shortdesc, numzones));
 	/* Read locklessly (READ_ONCE() in C, atomic loads in Rust). */
-	WRITE_ONCE(mti->mti_flags, mod ? MALLOC_TYPE_F_MODULE : 0);
+	WRITE_ONCE(mti->mti_flags, flags);
 	/* The module's name lives as long as its types are registered. */
-	WRITE_ONCE(mti->mti_owner, mod ? mod->name : "vmlinux");
+	WRITE_ONCE(mti->mti_owner, owner);
 	WRITE_ONCE(mti->mti_id, malloc_type_next_id++);
 	malloc_type_probes_apply(mtp);
 	malloc_type_peak_register(mtp);
@@ -494,6 +505,11 @@ static int malloc_type_register(struct malloc_type *mtp, struct module *mod)
 	list_add_rcu(&mti->mti_list, &malloc_type_list);
 	WRITE_ONCE(malloc_type_nr, malloc_type_nr + 1);
 	return 0;
+
+nomem:
+	if (mod && (flags & MALLOC_TYPE_F_RECORDS))
+		malloc_type_area_unregister(mtp);
+	return -ENOMEM;
 }
 
 #ifdef CONFIG_MODULES
@@ -528,28 +544,115 @@ malloc_type_unpublish(struct malloc_type *mtp)
 	return stats;
 }
 
+/* The allocations and bytes in use: the sums over the CPUs. */
+static void malloc_type_in_use(struct malloc_type_stats __percpu *stats,
+			       long *allocs, long *bytes)
+{
+	int cpu;
+
+	*allocs = 0;
+	*bytes = 0;
+	for_each_possible_cpu(cpu) {
+		struct malloc_type_stats *s = per_cpu_ptr(stats, cpu);
+
+		*allocs += (long)(READ_ONCE(s->mts_numallocs) -
+				  READ_ONCE(s->mts_numfrees));
+		*bytes += (long)(READ_ONCE(s->mts_memalloced) -
+				 READ_ONCE(s->mts_memfreed));
+	}
+}
+
+/* FreeBSD's warning of malloc_uninit(), for a type with memory in use. */
+static void malloc_type_warn_leak(struct malloc_type *mtp, long allocs,
+				  long bytes)
+{
+	pr_warn("Warning: memory type %s leaked memory on destroy (%ld allocations, %ld bytes leaked).\n",
+		mtp->ks_mti.mti_nametext, allocs, bytes);
+}
+
 /* After a grace period that followed malloc_type_unpublish(). */
 static void malloc_type_destroy(struct malloc_type *mtp,
 				struct malloc_type_stats __percpu *stats)
 {
-	long allocs = 0, bytes = 0;
-	int cpu;
+	long allocs, bytes;
 
 	if (!stats)
 		return;
-	for_each_possible_cpu(cpu) {
-		struct malloc_type_stats *s = per_cpu_ptr(stats, cpu);
-
-		allocs += (long)(READ_ONCE(s->mts_numallocs) -
-				 READ_ONCE(s->mts_numfrees));
-		bytes += (long)(READ_ONCE(s->mts_memalloced) -
-				READ_ONCE(s->mts_memfreed));
-	}
+	malloc_type_in_use(stats, &allocs, &bytes);
 	if (allocs > 0 || bytes > 0)
-		pr_warn("Warning: memory type %s leaked memory on destroy (%ld allocations, %ld bytes leaked).\n",
-			mtp->ks_mti.mti_nametext, allocs, bytes);
+		malloc_type_warn_leak(mtp, allocs, bytes);
 	free_percpu(stats);
 	malloc_type_texts_free(mtp);
+	if (READ_ONCE(mtp->ks_mti.mti_flags) & MALLOC_TYPE_F_RECORDS) {
+		mutex_lock(&malloc_type_mutex);
+		malloc_type_area_unregister(mtp);
+		mutex_unlock(&malloc_type_mutex);
+	}
+}
+
+/*
+ * Whether the registry keeps @mtp, a type of a module being freed, instead
+ * of unregistering it: blocks of it have carried a record and memory is
+ * still charged to it, so a kfree() by other code may charge it back (or,
+ * if they leaked, the records point to it for good). The warning of a leak
+ * is the same as for a type that goes. The type is unregistered by
+ * malloc_type_sweep() once all is freed.
+ */
+static bool malloc_type_keep(struct malloc_type *mtp)
+{
+	struct malloc_type_internal *mti = &mtp->ks_mti;
+	u32 flags = READ_ONCE(mti->mti_flags);
+	long allocs, bytes;
+
+	lockdep_assert_held(&malloc_type_mutex);
+
+	if (!mti->mti_stats || !(flags & MALLOC_TYPE_F_RECORDS) ||
+	    !(flags & MALLOC_TYPE_F_RECORDED))
+		return false;
+	malloc_type_in_use(mti->mti_stats, &allocs, &bytes);
+	if (allocs <= 0 && bytes <= 0)
+		return false;
+	WRITE_ONCE(mti->mti_flags, flags | MALLOC_TYPE_F_UNLOADED);
+	malloc_type_warn_leak(mtp, allocs, bytes);
+	pr_info("memory type %s of module %s: kept until the memory charged to it is freed\n",
+		mti->mti_nametext, mti->mti_owner);
+	return true;
+}
+
+/*
+ * Unregisters the kept types (malloc_type_keep()) that have no memory
+ * charged any more, one grace period each: there are few. Called at each
+ * load and unload of a module, as allocation profiling releases the tags
+ * of unloaded modules at the next load.
+ */
+static void malloc_type_sweep(void)
+{
+	struct malloc_type_stats __percpu *stats;
+	struct malloc_type *mtp, *found;
+	long allocs, bytes;
+
+	do {
+		found = NULL;
+		stats = NULL;
+		mutex_lock(&malloc_type_mutex);
+		list_for_each_entry(mtp, &malloc_type_list, ks_mti.mti_list) {
+			if (!(READ_ONCE(mtp->ks_mti.mti_flags) &
+			      MALLOC_TYPE_F_UNLOADED))
+				continue;
+			malloc_type_in_use(mtp->ks_mti.mti_stats, &allocs,
+					   &bytes);
+			if (allocs <= 0 && bytes <= 0) {
+				found = mtp;
+				stats = malloc_type_unpublish(mtp);
+				break;
+			}
+		}
+		mutex_unlock(&malloc_type_mutex);
+		if (found) {
+			synchronize_rcu();
+			malloc_type_destroy(found, stats);
+		}
+	} while (found);
 }
 #endif /* CONFIG_MODULES */
 
@@ -654,8 +757,11 @@ void __init malloc_type_vmcoreinfo_setup(void)
  * @mod: the module.
  *
  * Takes the module's types out of the registry, logs FreeBSD's warning for
- * each that still has memory charged, and frees their statistics. The module
- * core calls it from free_module(), beside codetag_unload_module(): after
+ * each that still has memory charged, and frees their statistics; but keeps
+ * a type whose blocks carry records while memory is charged to it (see
+ * malloc_type_keep()), and unregisters the kept types that have nothing
+ * charged any more (of this or earlier unloads). The module core calls it
+ * from free_module(), beside codetag_unload_module(): after
  * the module's exit, the going notifier and async_synchronize_full() in
  * delete_module(), so that what the module's async functions allocate and
  * free is counted, and the warning is about memory still allocated. A
@@ -672,32 +778,40 @@ void malloc_type_module_unload(struct module *mod)
 	unsigned int i, n = mod->num_malloc_types;
 
 	if (!n)
-		return;
+		goto sweep;
 	/* The module's types share one grace period... */
 	stats = kvcalloc(n, sizeof(*stats), GFP_KERNEL);
 	if (!stats) {
 		/* ...or, without memory for that, have one each. */
 		for (i = 0; i < n; i++) {
+			struct malloc_type *mtp = mod->malloc_types_ptrs[i];
 			struct malloc_type_stats __percpu *s;
 
 			mutex_lock(&malloc_type_mutex);
-			s = malloc_type_unpublish(mod->malloc_types_ptrs[i]);
+			s = malloc_type_keep(mtp) ? NULL :
+						    malloc_type_unpublish(mtp);
 			mutex_unlock(&malloc_type_mutex);
 			synchronize_rcu();
-			malloc_type_destroy(mod->malloc_types_ptrs[i], s);
+			malloc_type_destroy(mtp, s);
 		}
-		return;
+		goto sweep;
 	}
 
 	mutex_lock(&malloc_type_mutex);
-	for (i = 0; i < n; i++)
-		stats[i] = malloc_type_unpublish(mod->malloc_types_ptrs[i]);
+	for (i = 0; i < n; i++) {
+		struct malloc_type *mtp = mod->malloc_types_ptrs[i];
+
+		stats[i] = malloc_type_keep(mtp) ? NULL :
+						   malloc_type_unpublish(mtp);
+	}
 	mutex_unlock(&malloc_type_mutex);
 
 	synchronize_rcu();
 	for (i = 0; i < n; i++)
 		malloc_type_destroy(mod->malloc_types_ptrs[i], stats[i]);
 	kvfree(stats);
+sweep:
+	malloc_type_sweep();
 }
 
 static int malloc_type_module_coming(struct module *mod)
@@ -705,6 +819,7 @@ static int malloc_type_module_coming(struct module *mod)
 	unsigned int i;
 	int ret = 0;
 
+	malloc_type_sweep();
 	mutex_lock(&malloc_type_mutex);
 	for (i = 0; i < mod->num_malloc_types; i++) {
 		ret = malloc_type_register(mod->malloc_types_ptrs[i], mod);
@@ -820,6 +935,7 @@ static int __init malloc_type_init(void)
 	mutex_unlock(&malloc_type_mutex);
 
 #ifdef CONFIG_MODULES
+	malloc_type_areas_init();
 	ret = register_module_notifier(&malloc_type_module_nb);
 	if (ret)
 		pr_warn("cannot register the module notifier: %d\n", ret);

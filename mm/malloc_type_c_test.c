@@ -586,7 +586,7 @@ static void kfree_charges_back(struct kunit *test)
 	kfree(q);
 	KUNIT_EXPECT_EQ(test, mt_mem_use(t), 0);
 
-	/* kmalloc_mt() gives a block no record of a type outside vmlinux. */
+	/* No record of a type that is not registered (as one on the heap). */
 	heap_type = kzalloc_obj(*heap_type);
 	KUNIT_ASSERT_NOT_NULL(test, heap_type);
 	p = kmalloc(10, GFP_KERNEL);

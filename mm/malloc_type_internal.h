@@ -65,6 +65,30 @@ static inline void malloc_type_memguard_unregister(struct malloc_type *mtp)
 }
 #endif
 
+/*
+ * The memory of modules' types (mm/malloc_type_module.c): the registry
+ * counts a module's type in its area while the type is registered. Registry
+ * mutex held.
+ */
+#ifdef CONFIG_MODULES
+void __init malloc_type_areas_init(void);
+const char *malloc_type_area_register(struct malloc_type *mtp);
+void malloc_type_area_unregister(struct malloc_type *mtp);
+#else
+static inline void malloc_type_areas_init(void)
+{
+}
+
+static inline const char *malloc_type_area_register(struct malloc_type *mtp)
+{
+	return NULL;
+}
+
+static inline void malloc_type_area_unregister(struct malloc_type *mtp)
+{
+}
+#endif
+
 struct iov_iter;
 struct malloc_type_stream;
 

@@ -12,18 +12,20 @@
  * the record of a large kmalloc is page->private of its first page, which
  * nothing else uses for such a page.
  *
- * Only the types of vmlinux are recorded: a module's struct malloc_type is
- * freed with the module, and a block may outlive it. A block of a module's
- * type, and a block that can have no record (a KFENCE object, memguard's and
- * vmalloc's blocks, an object of a slab whose extension vector could not be
- * allocated), is charged back to the type that the C API's free is given.
+ * A block may outlive the module of its type: a module's types are in
+ * memory of their own, and the registry keeps a type that blocks with a
+ * record are charged to after its module unloaded, until they are freed
+ * (mm/malloc_type_module.c). A type that cannot be kept so is not recorded
+ * (MALLOC_TYPE_F_RECORDS). A block of such a type, and a block that can have
+ * no record (a KFENCE object, memguard's and vmalloc's blocks, an object of a
+ * slab whose extension vector could not be allocated), is charged back to
+ * the type that the C API's free is given.
  */
 
 #include <linux/kfence.h>
 #include <linux/malloc_type.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
-#include <asm/sections.h>
 
 #include "slab.h"
 
@@ -102,19 +104,26 @@ static int malloc_type_obj_xchg(const void *p, struct malloc_type **mtp,
  * consumed: its slab's object size, or the pages of a large kmalloc).
  *
  * Context: as for kmalloc() with @gfp.
- * Return: 0; -EOPNOTSUPP if @mtp is a module's type or @p cannot have a
+ * Return: 0; -EOPNOTSUPP if @mtp is not registered, or a module's type that
+ * cannot outlive its module (MALLOC_TYPE_F_RECORDS), or @p cannot have a
  * record; -ENOMEM if the record could not be allocated. Without a record, the
  * block is charged back to the type given to its free.
  */
 int malloc_type_obj_set(const void *p, struct malloc_type *mtp, gfp_t gfp)
 {
 	struct malloc_type *old = mtp;
+	u32 flags;
 	int ret;
 
-	if (!is_kernel_core_data((unsigned long)mtp))
+	flags = READ_ONCE(mtp->ks_mti.mti_flags);
+	if (!(flags & MALLOC_TYPE_F_RECORDS))
 		return -EOPNOTSUPP;
 	ret = malloc_type_obj_xchg(p, &old, true, gfp);
 	VM_WARN_ON_ONCE(!ret && old);
+	/* Racing setters store the same value. */
+	if (!ret && !(flags & MALLOC_TYPE_F_RECORDED))
+		WRITE_ONCE(mtp->ks_mti.mti_flags,
+			   flags | MALLOC_TYPE_F_RECORDED);
 	return ret;
 }
 

@@ -170,7 +170,8 @@ static void malloc_type_stream_build(struct malloc_type_stream *st,
 	memcpy(h->mth_name, mtp->ks_shortdesc,
 	       strnlen(mtp->ks_shortdesc, MALLOC_TYPE_NAME_MAX));
 	h->mth_zone = READ_ONCE(mti->mti_zone);
-	h->mth_flags = READ_ONCE(mti->mti_flags) & MALLOC_TYPE_F_MODULE;
+	h->mth_flags = READ_ONCE(mti->mti_flags) &
+		       (MALLOC_TYPE_F_MODULE | MALLOC_TYPE_F_UNLOADED);
 	if (test_bit(MALLOC_TYPE_EV_PEAK, &mti->mti_events)) {
 		h->mth_flags |= MALLOC_TYPE_F_PEAK;
 		h->mth_peak = max_t(s64, atomic64_read(&mti->mti_peak), 0);

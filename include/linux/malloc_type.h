@@ -11,7 +11,8 @@
  * pointer to each type in the section "__malloc_types_ptrs". Types of
  * vmlinux are registered at boot, types of a module when the module is
  * coming and unregistered when the module core frees it, after its exit and
- * its async functions (see mm/malloc_type.c).
+ * its async functions (see mm/malloc_type.c), or once memory charged to
+ * them is freed if a block outlives the module (mm/malloc_type_module.c).
  *
  * C code allocates through a type with the kmalloc-family functions below,
  * the type last: kmalloc_mt(), kzalloc_mt(), kmalloc_array_mt(),
@@ -68,6 +69,17 @@
 #define MALLOC_TYPE_EV_FAIL		3
 #define MALLOC_TYPE_EV_MEMGUARD		4
 
+/*
+ * Bits of mti_flags that the stream does not show. MALLOC_TYPE_F_RECORDS:
+ * the type is registered and its memory stays while memory charged to it is
+ * allocated (a type of vmlinux, or of a module, in the module's section
+ * "malloc_types"), so its blocks may carry a record (malloc_type_obj_set()).
+ * MALLOC_TYPE_F_RECORDED: a block of the type has carried one, so that a
+ * kfree() by other code may charge the type back after its module unloaded.
+ */
+#define MALLOC_TYPE_F_RECORDS		0x40000000
+#define MALLOC_TYPE_F_RECORDED		0x80000000
+
 /**
  * struct malloc_type_internal - the part of a type owned by the subsystem
  * @mti_probes: per-type tracing, one word per dtmalloc probe, as in FreeBSD:
@@ -76,7 +88,8 @@
  *	registration id it is derived from, so that an id is never reused.
  * @mti_zone: zone of the type: 0 for the shared kmalloc caches,
  *	1..numzones-1 for a dedicated set of kmalloc buckets.
- * @mti_flags: MALLOC_TYPE_F_* bits (<uapi/linux/malloc_type.h>).
+ * @mti_flags: MALLOC_TYPE_F_* bits (<uapi/linux/malloc_type.h>), and the
+ *	internal MALLOC_TYPE_F_RECORDS and MALLOC_TYPE_F_RECORDED.
  * @mti_stats: per-CPU statistics; NULL while the type is not registered.
  * @mti_id: registration id: unique, never reused, increasing.
  * @mti_list: link in the registry, protected by the registry mutex.
@@ -145,6 +158,14 @@ struct malloc_type {
 };
 
 /*
+ * The section that holds the types themselves. In a module it is a codetag
+ * section (<asm-generic/codetag.lds.h>): the module loader places it in
+ * memory of its own, which outlives the module while memory charged to one
+ * of its types is allocated (mm/malloc_type_module.c).
+ */
+#define MALLOC_TYPE_SECTION_NAME	"malloc_types"
+
+/*
  * Puts a pointer to @type in the section the registry reads (nothing without
  * CONFIG_MALLOC_TYPES, where a type is only a name).
  */
@@ -152,9 +173,11 @@ struct malloc_type {
 #define __MALLOC_TYPE_ENTRY(type)					\
 	static struct malloc_type *const __malloc_type_ptr_##type	\
 	__used __section("__malloc_types_ptrs") = type
+#define __malloc_type_section	__section(MALLOC_TYPE_SECTION_NAME)
 #else
 #define __MALLOC_TYPE_ENTRY(type)					\
 	static_assert(1)
+#define __malloc_type_section
 #endif
 
 /**
@@ -169,7 +192,9 @@ struct malloc_type {
  * FreeBSD's MALLOC_DEFINE(9), same arguments in the same order. The type is
  * registered with no call from its owner: at boot in vmlinux, when the
  * module loads in a module; a module's types are removed when it unloads,
- * with a warning for a type that still has memory allocated. Use it at file
+ * with a warning for a type that still has memory allocated (a type whose
+ * blocks of kmalloc_mt() are still allocated stays until they are freed).
+ * The type is placed in the section "malloc_types". Use it at file
  * scope, once per type, and the type is placed and shared as FreeBSD code
  * places and shares its types:
  *
@@ -194,7 +219,7 @@ struct malloc_type {
  *	kfree_mt(f, M_FOO);
  */
 #define MALLOC_DEFINE(type, shortdesc, longdesc)			\
-	struct malloc_type type[1] = { {				\
+	struct malloc_type type[1] __malloc_type_section = { {		\
 		.ks_shortdesc = "" shortdesc,				\
 		.ks_longdesc = "" longdesc,				\
 	} };								\
@@ -634,14 +659,14 @@ void malloc_type_kvfree(const void *p, struct malloc_type *mtp);
  * mts_numfailures, changing no other counter; a NULL @type (a bug) warns
  * and returns NULL. Zero bytes: ZERO_SIZE_PTR, nothing charged.
  *
- * The block records a type of vmlinux (mm/malloc_type_slab.c), so that
- * kfree(), kvfree(), kfree_rcu() and kfree_bulk() charge it back too,
- * whoever frees it. A module's type is not recorded (the block may outlive
- * the module): free its blocks with kfree_mt() and friends.
+ * The block records its type (mm/malloc_type_slab.c), so that kfree(),
+ * kvfree(), kfree_rcu() and kfree_bulk() charge it back too, whoever frees
+ * it, also after the type's module has unloaded (the registry keeps the
+ * type until then).
  *
  * Context: as for kmalloc() with @flags.
- * Return: the memory, to be freed with kfree_mt() of the same type (or, for
- * a type of vmlinux, any kfree()); or NULL.
+ * Return: the memory, to be freed with kfree_mt() of the same type or any
+ * kfree(); or NULL.
  */
 static inline void *kmalloc_node_mt(size_t size, gfp_t flags, int node,
 				    struct malloc_type *type)

@@ -318,21 +318,29 @@ impl MallocType {
         Some(v.max(0) as u64)
     }
 
+    /// Returns the type's `MALLOC_TYPE_F_*` flags (`mti_flags`).
+    ///
+    /// # Context
+    ///
+    /// Any context.
+    pub(crate) fn flags(&self) -> u32 {
+        // SAFETY: The field is valid and aligned; the registry stores it with `WRITE_ONCE()`.
+        // ORDERING: Relaxed, as in `zone`.
+        unsafe {
+            atomic_load(
+                ptr::addr_of_mut!((*self.as_raw()).ks_mti.mti_flags),
+                Relaxed,
+            )
+        }
+    }
+
     /// Returns whether the type is defined in a loadable module.
     ///
     /// # Context
     ///
     /// Any context.
     pub fn is_module(&self) -> bool {
-        // SAFETY: The field is valid and aligned; the registry stores it with `WRITE_ONCE()`.
-        // ORDERING: Relaxed, as in `zone`.
-        let flags = unsafe {
-            atomic_load(
-                ptr::addr_of_mut!((*self.as_raw()).ks_mti.mti_flags),
-                Relaxed,
-            )
-        };
-        flags & bindings::MALLOC_TYPE_F_MODULE != 0
+        self.flags() & bindings::MALLOC_TYPE_F_MODULE != 0
     }
 }
 
@@ -524,7 +532,8 @@ unsafe impl Sync for SectionEntry {}
 ///
 /// `malloc_define!(VIS NAME, "name", "description")` defines `VIS static NAME: MallocType`,
 /// registered without any call: at boot in vmlinux, at load in a module (and removed at
-/// unload). It also defines a type `NAME` implementing [`MallocTypeTag`], for
+/// unload, or once freed if a block charged to it outlives the module), and placed in the
+/// section `malloc_types`. It also defines a type `NAME` implementing [`MallocTypeTag`], for
 /// [`TypedAlloc<NAME>`]. The name must have 1 to 31 bytes, checked at compile time; names need
 /// not be unique. The name is a string literal or a constant expression that expands to one, such
 /// as `concat!("bench ", 1)` (for types defined by a macro).
@@ -543,6 +552,7 @@ unsafe impl Sync for SectionEntry {}
 macro_rules! malloc_define {
     ($vis:vis $name:ident, $short:expr, $long:literal $(,)?) => {
         #[doc = $long]
+        #[link_section = "malloc_types"]
         $vis static $name: $crate::malloc_type::MallocType =
             $crate::malloc_type::MallocType::__new($crate::c_str!($short), $crate::c_str!($long));
 

@@ -22,6 +22,12 @@
  * reader that does not know it shows such a record as a type with no name
  * and zero counters.
  *
+ * A type of a module that has unloaded while blocks charged to it were
+ * still allocated stays registered, with MALLOC_TYPE_F_UNLOADED, until
+ * whoever holds them has freed them all (a kfree() of a kmalloc_mt() block
+ * charges back the block's type); it is then unregistered at the next load
+ * or unload of a module. This flag also came without a version change.
+ *
  * Differences from FreeBSD: the per-type header is 128 bytes, not 32; it
  * carries the type's zone, a registration id that tells two types of the
  * same name apart, the module that owns the type and its peak bytes in use;
@@ -67,6 +73,7 @@ struct malloc_type_stream_header {
 #define MALLOC_TYPE_F_MODULE		0x00000001	/* defined in a loadable module */
 #define MALLOC_TYPE_F_PEAK		0x00000002	/* mth_peak is tracked */
 #define MALLOC_TYPE_F_GONE		0x00000004	/* unregistered while read */
+#define MALLOC_TYPE_F_UNLOADED		0x00000008	/* module unloaded, memory charged */
 
 /**
  * struct malloc_type_header - 128 bytes that open each type's records

@@ -83,8 +83,9 @@ fn to_c<E>(r: Result<ptr::NonNull<[u8]>, E>) -> *mut c_void {
 }
 
 /// Records `t` as the type of `p`, a new block of the C API (nothing for NULL and
-/// `ZERO_SIZE_PTR`), so that any free charges `t` back. A block that gets no record (of a
-/// module's type, or one that can have none) is charged back to the type its free is given.
+/// `ZERO_SIZE_PTR`), so that any free charges `t` back. A block that gets no record (of a type
+/// that cannot outlive its module, or one that can have none) is charged back to the type its
+/// free is given.
 fn record(p: *mut c_void, t: &MallocType, flags: bindings::gfp_t) {
     if !zero_or_null(p) {
         // SAFETY: `p` is a live block of kmalloc, kvmalloc or memguard, just allocated or resized
@@ -105,7 +106,8 @@ unsafe fn take_record<'a>(p: *const c_void, t: &'a MallocType) -> (&'a MallocTyp
     if r.is_null() {
         (t, false)
     } else {
-        // SAFETY: Only the types of vmlinux are recorded, which live as long as the kernel.
+        // SAFETY: A recorded type stays registered while a block charged to it, as `p`, is
+        // allocated (`mm/malloc_type_module.c`); the caller charges `p` back before it frees it.
         (unsafe { MallocType::from_raw(r) }, true)
     }
 }
@@ -127,8 +129,8 @@ unsafe fn free_c(t: &MallocType, p: *const c_void) {
     // SAFETY: `p` is a live kmalloc block outside memguard's arena, not used again (safety
     // requirements); `mtp` is a valid type.
     let size = unsafe { bindings::kfree_size_mt(p, &mut mtp) };
-    // SAFETY: `mtp` is `t`, or the type recorded for `p`: a type of vmlinux, which lives as long
-    // as the kernel.
+    // SAFETY: `mtp` is `t`, or the type recorded for `p`, which stays registered until the
+    // charge back below (`mm/malloc_type_module.c`).
     unsafe { MallocType::from_raw(mtp) }.account_free(size);
 }
 

@@ -348,9 +348,7 @@ impl MallocType {
         } else {
             0
         };
-        if self.is_module() {
-            flags |= bindings::MALLOC_TYPE_F_MODULE;
-        }
+        flags |= self.flags() & (bindings::MALLOC_TYPE_F_MODULE | bindings::MALLOC_TYPE_F_UNLOADED);
         let mut h = bindings::malloc_type_header {
             mth_id: self.id(),
             mth_zone: self.zone(),

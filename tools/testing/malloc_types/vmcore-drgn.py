@@ -37,7 +37,11 @@ MTI_EVENTS = KS_MTI + 104
 MTI_OWNER = KS_MTI + 112
 MTI_PEAK = KS_MTI + 128
 MALLOC_TYPE_EV_PEAK = 2
+MALLOC_TYPE_F_MODULE = 1
 MALLOC_TYPE_F_PEAK = 2
+MALLOC_TYPE_F_UNLOADED = 8
+# The bits of mti_flags that the stream shows; the others are the kernel's own.
+MTI_STREAM_FLAGS = MALLOC_TYPE_F_MODULE | MALLOC_TYPE_F_UNLOADED
 U64 = (1 << 64) - 1
 
 
@@ -67,7 +71,7 @@ def main():
     node = prog.read_u64(head)
     while node != head:
         mtp = node - MTI_LIST
-        flags = prog.read_u32(mtp + MTI_FLAGS)
+        flags = prog.read_u32(mtp + MTI_FLAGS) & MTI_STREAM_FLAGS
         peak = 0
         if prog.read_u64(mtp + MTI_EVENTS) & MALLOC_TYPE_EV_PEAK:
             flags |= MALLOC_TYPE_F_PEAK

@@ -130,7 +130,7 @@ done
 banner "rmmod rust_malloc_types and malloc_types_sample (4 and 2 blocks leaked on purpose)"
 run rmmod rust_malloc_types
 run rmmod malloc_types_sample
-dmesg | grep 'leaked memory on destroy' | sed 's/^\[[^]]*\] //'
+dmesg | grep 'leaked memory on destroy\|kept until' | sed 's/^\[[^]]*\] //'
 
 banner "memstat -z (slab caches, the largest 10 by memory)"
 memstat -z -s memuse | head -n 12

@@ -228,7 +228,8 @@ static void test_stream(void)
 	static bool possible[1 << 16];
 	long long count, numzones = read_int(SYSCTL_NUMZONES);
 	long nr_cpu_ids = possible_cpus(possible, 1 << 16);
-	const unsigned int known_flags = MALLOC_TYPE_F_MODULE | MALLOC_TYPE_F_PEAK;
+	const unsigned int known_flags = MALLOC_TYPE_F_MODULE | MALLOC_TYPE_F_PEAK |
+					 MALLOC_TYPE_F_UNLOADED;
 	bool names = true, ids = true, zones = true, flags = true, peaks = true;
 	bool reserved = true, owners = true, impossible = true;
 	uint64_t *id_list;
@@ -280,6 +281,9 @@ static void test_stream(void)
 		flags &= !(h->mth_flags & ~known_flags);
 		flags &= !!(h->mth_flags & MALLOC_TYPE_F_MODULE) ==
 			 !!strcmp(h->mth_owner, "vmlinux");
+		/* Only a module's type outlives its module. */
+		flags &= !(h->mth_flags & MALLOC_TYPE_F_UNLOADED) ||
+			 (h->mth_flags & MALLOC_TYPE_F_MODULE);
 		peaks &= (h->mth_flags & MALLOC_TYPE_F_PEAK) || h->mth_peak == 0;
 		reserved &= h->_mth_reserved == 0;
 		for (unsigned int c = 0; c < s.sh->mtsh_maxcpus; c++) {
