@@ -152,29 +152,6 @@ struct malloc_type *malloc_type_obj_take(const void *p, struct malloc_type *mtp)
 	return old;
 }
 
-/* Takes the record of the object @x of a slab with a vector off it. */
-struct malloc_type *__malloc_type_slab_take(struct kmem_cache *s,
-					    struct slab *slab,
-					    unsigned long obj_exts, void *x)
-{
-	return slab_record_xchg(s, slab, obj_exts, x, NULL);
-}
-
-/* The slab free hook: charges the recorded types back, clears the records. */
-void __malloc_type_slab_free_hook(struct kmem_cache *s, struct slab *slab,
-				  unsigned long obj_exts, void **p, int objects)
-{
-	int i;
-
-	for (i = 0; i < objects; i++) {
-		struct malloc_type *mtp;
-
-		mtp = __malloc_type_slab_take(s, slab, obj_exts, p[i]);
-		if (mtp)
-			malloc_type_freed(mtp, s->object_size);
-	}
-}
-
 /* The large kmalloc free hook, for a page whose private field is a record. */
 void __malloc_type_large_kmalloc_free_hook(struct page *page)
 {
