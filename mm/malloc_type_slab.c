@@ -30,27 +30,6 @@
 #include "slab.h"
 
 /*
- * Swaps the record of the object @x, of a slab with an extension vector, for
- * @mtp and returns the old one; a record that does not change is not written.
- */
-static struct malloc_type *slab_record_xchg(struct kmem_cache *s,
-					    struct slab *slab,
-					    unsigned long obj_exts,
-					    const void *x,
-					    struct malloc_type *mtp)
-{
-	struct malloc_type **ref, *old;
-
-	get_slab_obj_exts(obj_exts);
-	ref = slab_obj_ext_malloc_type(slab, slab_obj_ext(s, slab, obj_exts, x));
-	old = *ref;
-	if (old != mtp)
-		*ref = mtp;
-	put_slab_obj_exts(obj_exts);
-	return old;
-}
-
-/*
  * Swaps the record of the block @p with *@mtp. With @create, a slab without
  * an extension vector gets one, allocated with @gfp.
  *
@@ -90,7 +69,7 @@ static int malloc_type_obj_xchg(const void *p, struct malloc_type **mtp,
 		obj_exts = slab_obj_exts(slab);
 	}
 
-	*mtp = slab_record_xchg(s, slab, obj_exts, p, *mtp);
+	*mtp = slab_malloc_type_xchg(s, slab, obj_exts, p, *mtp);
 	return 0;
 }
 
