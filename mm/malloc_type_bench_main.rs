@@ -11,7 +11,10 @@
 //! - `typed_c`: `kmalloc_mt()`/`kfree_mt()` of a type, in C;
 //! - `typed_box`: `Box<_, TypedAlloc<_>>` of a type;
 //! - `floor`: `kmalloc()`/`kfree_size()` in C with FreeBSD's per-CPU counters and nothing
-//!   else, the least a typed pair can cost.
+//!   else, the least a typed pair can cost;
+//! - `attribution_floor`: the floor with a record of the type per block, stored inline after
+//!   `kmalloc()` and taken off by the free, the least charging every kmalloc block to a type in
+//!   the allocator's hooks can cost.
 //!
 //! and prints one line per measurement, for a script to collect:
 //!
@@ -75,6 +78,8 @@ extern "C" {
     fn malloc_type_bench_kmalloc_mt(size: usize, iters: u32) -> u64;
     #[cfg(CONFIG_MALLOC_TYPES)]
     fn malloc_type_bench_floor(size: usize, iters: u32) -> u64;
+    #[cfg(CONFIG_MALLOC_TYPES)]
+    fn malloc_type_bench_attribution_floor(size: usize, iters: u32) -> u64;
 }
 
 /// Runs `f` `n` times and returns the nanoseconds taken.
@@ -168,6 +173,12 @@ fn typed(run: Run, size: usize, n: u32) -> Result {
         return Err(ENOMEM);
     }
     report(run, "floor", size, n, i64::try_from(ns)?);
+    // SAFETY: The C loop has no requirements.
+    let ns = unsafe { malloc_type_bench_attribution_floor(size, n) };
+    if ns == 0 {
+        return Err(ENOMEM);
+    }
+    report(run, "attribution_floor", size, n, i64::try_from(ns)?);
     Ok(())
 }
 

@@ -71,6 +71,7 @@ STACKS = [
 VARIANTS = [
     ("kmalloc", "0", "kmalloc/kfree"),
     ("floor", "0", "floor: kmalloc/kfree + counters"),
+    ("attribution_floor", "0", "floor + per-object record"),
     ("krealloc", "0", "krealloc(NULL)/kfree"),
     ("kbox", "0", "KBox (rust kmalloc)"),
     ("kbox", "6", "KBox, default_types=0"),
