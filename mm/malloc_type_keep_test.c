@@ -13,7 +13,7 @@
 #include <linux/module.h>
 #include <linux/slab.h>
 
-int malloc_type_keep_test_hold(void *p);
+#include "malloc_type_keep_test.h"
 
 static MALLOC_DEFINE(M_KEEP_TEST, "keep test", "Blocks that outlive their module");
 

@@ -14,6 +14,8 @@
 #include <linux/mutex.h>
 #include <linux/slab.h>
 
+#include "malloc_type_keep_test.h"
+
 #define MALLOC_TYPE_KEEP_TEST_MAX	64
 
 static DEFINE_MUTEX(malloc_type_keep_test_lock);
