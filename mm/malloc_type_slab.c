@@ -10,16 +10,17 @@
  * and charges it back itself. The record of a slab object is the last slot of its
  * struct slabobj_ext, after memcg's objcg and allocation profiling's codetag;
  * the record of a large kmalloc is page->private of its first page, which
- * nothing else uses for such a page.
+ * nothing else uses for such a page; a KFENCE object keeps it in KFENCE's
+ * metadata, and KFENCE's free charges it back (mm/kfence/core.c).
  *
  * A block may outlive the module of its type: a module's types are in
  * memory of their own, and the registry keeps a type that blocks with a
  * record are charged to after its module unloaded, until they are freed
  * (mm/malloc_type_module.c). A type that cannot be kept so is not recorded
  * (MALLOC_TYPE_F_RECORDS). A block of such a type, and a block that can have
- * no record (a KFENCE object, memguard's and vmalloc's blocks, an object of a
- * slab whose extension vector could not be allocated), is charged back to
- * the type that the C API's free is given.
+ * no record (memguard's and vmalloc's blocks, an object of a slab whose
+ * extension vector could not be allocated), is charged back to the type that
+ * the C API's free is given.
  */
 
 #include <linux/kfence.h>
@@ -45,8 +46,12 @@ static int malloc_type_obj_xchg(const void *p, struct malloc_type **mtp,
 	struct page *page;
 	struct slab *slab;
 
-	if (is_vmalloc_addr(p) || is_kfence_address(p))
+	if (is_vmalloc_addr(p))
 		return -EOPNOTSUPP;
+	if (is_kfence_address(p)) {
+		*mtp = kfence_malloc_type_xchg(p, *mtp);
+		return 0;
+	}
 
 	page = virt_to_page(p);
 	slab = page_slab(page);
