@@ -11,6 +11,7 @@
 # KASAN and lockdep are on: the kernel must stay silent (judged from the
 # console log).
 name=36-malloc-type-keep
+. /tests/lib.sh
 fail() { echo "$name: FAIL: $*"; exit 1; }
 types=/proc/malloc_types
 holder=/lib/modules/malloc_type_keep_test_holder.ko
@@ -18,7 +19,7 @@ keep=/lib/modules/malloc_type_keep_test.ko
 release=/sys/module/malloc_type_keep_test_holder/parameters/release
 
 # "InUse MemUse Requests" of each type called "keep test", one per line.
-rows() { sed -nE 's/^ *keep test +([0-9]+) +([0-9]+K) +([0-9]+) .*$/\1 \2 \3/p' $types | tr '\n' ';'; }
+rows() { type_row 'keep test' | tr '\n' ';'; }
 # The size class of $1 bytes: the smallest in vm.malloc_zone_sizes that holds it.
 class() {
 	for s in $(cat /proc/sys/vm/malloc_zone_sizes); do

@@ -10,8 +10,8 @@
 # KFENCE keeps would leave 24). KFENCE's sample interval is then set back to
 # what it was, so that no later test meets a KFENCE object.
 name=37-malloc-type-kfence
+. /tests/lib.sh
 fail() { echo "$name: FAIL: $*"; echo "$before" >$interval 2>/dev/null; exit 1; }
-types=/proc/malloc_types
 interval=/sys/module/kfence/parameters/sample_interval
 
 if [ ! -e $interval ]; then
@@ -19,7 +19,7 @@ if [ ! -e $interval ]; then
 	exit 0
 fi
 # "InUse MemUse Requests" of the type "kfence test".
-row() { sed -nE 's/^ *kfence test +([0-9]+) +([0-9]+K) +([0-9]+) .*$/\1 \2 \3/p' $types; }
+row() { type_row 'kfence test'; }
 
 before=$(cat $interval)
 dmesg -c >/dev/null

@@ -6,12 +6,13 @@
 # the C subsystems charged to their own types carry real traffic: every pipe
 # the shell makes is charged to "pipe" and balanced once it is closed.
 name=62-c-api
+. /tests/lib.sh
 fail() { echo "$name: FAIL: $*"; exit 1; }
 types=/proc/malloc_types
 inst=/sys/kernel/tracing/instances/mt62
 
 # "InUse MemUse Requests" of the type called $1 in /proc/malloc_types.
-row() { sed -nE "s/^ *$1 +([0-9]+) +([0-9]+K) +([0-9]+) .*$/\1 \2 \3/p" $types; }
+row() { type_row "$1"; }
 trap 'rmdir $inst 2>/dev/null' EXIT
 
 mkdir $inst || fail "mkdir $inst"

@@ -11,6 +11,7 @@
 # malloc_type_allocated(): in use while the device's directory exists, back
 # to where they were when it is removed.
 name=72-rnull
+. /tests/lib.sh
 fail() { echo "$name: FAIL: $*"; exit 1; }
 types=/proc/malloc_types
 cfs=/sys/kernel/config
@@ -18,7 +19,7 @@ dev=$cfs/rnull/rnullb0
 inst=/sys/kernel/tracing/instances/mt72
 
 # "InUse MemUse Requests" of the type called $1 in /proc/malloc_types.
-row() { sed -nE "s/^ *$1 +([0-9]+) +([0-9]+K) +([0-9]+) .*$/\1 \2 \3/p" $types; }
+row() { type_row "$1"; }
 cleanup() {
 	[ -d $dev ] && { echo 0 >$dev/power; rmdir $dev; }
 	rmdir $inst 2>/dev/null

@@ -29,6 +29,10 @@ dtmalloc_wait() {
 # The allocations in use of the malloc type called $1 (/proc/malloc_types).
 type_in_use() { sed -nE "s/^ *$1 +([0-9]+) +[0-9]+K .*$/\1/p" /proc/malloc_types; }
 
+# "InUse MemUse Requests" of each malloc type called $1 (/proc/malloc_types),
+# one line per type of that name.
+type_row() { sed -nE "s/^ *$1 +([0-9]+) +([0-9]+K) +([0-9]+) .*$/\1 \2 \3/p" /proc/malloc_types; }
+
 # The Binder types that still hold memory, with how much; nothing once the
 # driver has released every process.
 binder_in_use() {
