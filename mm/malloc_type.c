@@ -460,7 +460,7 @@ static_assert(MODULE_NAME_LEN <= MALLOC_MAX_OWNER);
 static int malloc_type_register(struct malloc_type *mtp, struct module *mod)
 {
 	struct malloc_type_internal *mti = &mtp->ks_mti;
-	struct malloc_type_stats __percpu *stats;
+	struct malloc_type_counters __percpu *stats;
 	u32 flags = MALLOC_TYPE_F_RECORDS;
 	const char *owner = "vmlinux";
 
@@ -481,7 +481,7 @@ static int malloc_type_register(struct malloc_type *mtp, struct module *mod)
 	malloc_type_probe_name(mti->mti_probename);
 	if (malloc_type_texts_init(mtp))
 		goto nomem;
-	stats = alloc_percpu(struct malloc_type_stats);
+	stats = alloc_percpu(struct malloc_type_counters);
 	if (!stats) {
 		malloc_type_texts_free(mtp);
 		goto nomem;
@@ -523,11 +523,11 @@ nomem:
  * (the /proc/malloc_stats stream) hold rcu_read_lock(): all of them have
  * finished with the type once the grace period has elapsed.
  */
-static struct malloc_type_stats __percpu *
+static struct malloc_type_counters __percpu *
 malloc_type_unpublish(struct malloc_type *mtp)
 {
 	struct malloc_type_internal *mti = &mtp->ks_mti;
-	struct malloc_type_stats __percpu *stats = mti->mti_stats;
+	struct malloc_type_counters __percpu *stats = mti->mti_stats;
 
 	lockdep_assert_held(&malloc_type_mutex);
 
@@ -545,7 +545,7 @@ malloc_type_unpublish(struct malloc_type *mtp)
 }
 
 /* The allocations and bytes in use: the sums over the CPUs. */
-static void malloc_type_in_use(struct malloc_type_stats __percpu *stats,
+static void malloc_type_in_use(struct malloc_type_counters __percpu *stats,
 			       long *allocs, long *bytes)
 {
 	int cpu;
@@ -553,7 +553,7 @@ static void malloc_type_in_use(struct malloc_type_stats __percpu *stats,
 	*allocs = 0;
 	*bytes = 0;
 	for_each_possible_cpu(cpu) {
-		struct malloc_type_stats *s = per_cpu_ptr(stats, cpu);
+		struct malloc_type_counters *s = per_cpu_ptr(stats, cpu);
 
 		*allocs += (long)(READ_ONCE(s->mts_numallocs) -
 				  READ_ONCE(s->mts_numfrees));
@@ -572,7 +572,7 @@ static void malloc_type_warn_leak(struct malloc_type *mtp, long allocs,
 
 /* After a grace period that followed malloc_type_unpublish(). */
 static void malloc_type_destroy(struct malloc_type *mtp,
-				struct malloc_type_stats __percpu *stats)
+				struct malloc_type_counters __percpu *stats)
 {
 	long allocs, bytes;
 
@@ -627,7 +627,7 @@ static bool malloc_type_keep(struct malloc_type *mtp)
  */
 static void malloc_type_sweep(void)
 {
-	struct malloc_type_stats __percpu *stats;
+	struct malloc_type_counters __percpu *stats;
 	struct malloc_type *mtp, *found;
 	long allocs, bytes;
 
@@ -661,10 +661,10 @@ static void malloc_type_sweep(void)
  * The malloc types' part of the vmcoreinfo: the same KEY=VALUE lines, kept
  * in kernel memory, which the note points to. The note is one page that
  * every subsystem and architecture shares (a full one is truncated with a
- * warning): the registry's description, about 800 bytes, would take a
+ * warning): the registry's description, about 1100 bytes, would take a
  * quarter of it on x86_64, so it adds two lines only.
  */
-static char malloc_type_vmcoreinfo[1024] __ro_after_init;
+static char malloc_type_vmcoreinfo[2048] __ro_after_init;
 static size_t malloc_type_vmcoreinfo_len __initdata;
 
 static __printf(1, 2) void __init mt_vmcoreinfo(const char *fmt, ...)
@@ -689,11 +689,17 @@ static __printf(1, 2) void __init mt_vmcoreinfo(const char *fmt, ...)
  * Writes what a reader of a crash dump or of /proc/kcore needs to list the
  * malloc types without the kernel's debugging information, as makedumpfile
  * and crash find the page structures: the registry's list head, the layout
- * of struct malloc_type and of its per-CPU statistics, where the per-CPU
- * offsets and the possible CPUs are, the number of CPU ids, the peak bit of
- * mti_events, the number of zones and the kmalloc size classes a zindx
- * names (bytes, by zindx). The version is the stream's: a reader that knows
- * it knows the meaning of every field. The lines go to
+ * of struct malloc_type and of its per-CPU counters (struct
+ * malloc_type_counters: its size and the offset of each field, so that the
+ * record may change), where the per-CPU offsets and the possible CPUs are,
+ * the number of CPU ids, the peak bit of mti_events, the number of zones
+ * and the kmalloc size classes a zindx names (bytes, by zindx). Two
+ * versions: the stream's, for the meaning of the fields a reader rebuilds
+ * the stream with, and MALLOC_TYPE_VMCOREINFO_VERSION, the description's
+ * own, bumped when a reader of the previous one would misread a dump (a
+ * new counter that a reader must know, say); without it, a dump is of the
+ * kernels whose per-CPU record was the stream's struct malloc_type_stats
+ * (SIZE(malloc_type_stats)). The lines go to
  * malloc_type_vmcoreinfo[], and the note gets its address and length
  * (SYMBOL(malloc_type_vmcoreinfo), LENGTH(malloc_type_vmcoreinfo)). The
  * reader is memstat -M (tools/memstat, libmemstat's kvm side).
@@ -721,8 +727,16 @@ void __init malloc_type_vmcoreinfo_setup(void)
 	MT_VMCOREINFO_OFFSET(malloc_type_internal, mti_events);
 	MT_VMCOREINFO_OFFSET(malloc_type_internal, mti_owner);
 	MT_VMCOREINFO_OFFSET(malloc_type_internal, mti_peak);
-	mt_vmcoreinfo("SIZE(malloc_type_stats)=%zu\n",
-		      sizeof(struct malloc_type_stats));
+	mt_vmcoreinfo("NUMBER(MALLOC_TYPE_VMCOREINFO_VERSION)=%d\n",
+		      MALLOC_TYPE_VMCOREINFO_VERSION);
+	mt_vmcoreinfo("SIZE(malloc_type_counters)=%zu\n",
+		      sizeof(struct malloc_type_counters));
+	MT_VMCOREINFO_OFFSET(malloc_type_counters, mts_memalloced);
+	MT_VMCOREINFO_OFFSET(malloc_type_counters, mts_memfreed);
+	MT_VMCOREINFO_OFFSET(malloc_type_counters, mts_numallocs);
+	MT_VMCOREINFO_OFFSET(malloc_type_counters, mts_numfrees);
+	MT_VMCOREINFO_OFFSET(malloc_type_counters, mts_size);
+	MT_VMCOREINFO_OFFSET(malloc_type_counters, mts_numfailures);
 	mt_vmcoreinfo("NUMBER(MALLOC_TYPE_EV_PEAK)=%d\n", MALLOC_TYPE_EV_PEAK);
 #ifdef CONFIG_SMP
 	mt_vmcoreinfo("SYMBOL(__per_cpu_offset)=%lx\n",
@@ -774,7 +788,7 @@ void __init malloc_type_vmcoreinfo_setup(void)
  */
 void malloc_type_module_unload(struct module *mod)
 {
-	struct malloc_type_stats __percpu **stats;
+	struct malloc_type_counters __percpu **stats;
 	unsigned int i, n = mod->num_malloc_types;
 
 	if (!n)
@@ -785,7 +799,7 @@ void malloc_type_module_unload(struct module *mod)
 		/* ...or, without memory for that, have one each. */
 		for (i = 0; i < n; i++) {
 			struct malloc_type *mtp = mod->malloc_types_ptrs[i];
-			struct malloc_type_stats __percpu *s;
+			struct malloc_type_counters __percpu *s;
 
 			mutex_lock(&malloc_type_mutex);
 			s = malloc_type_keep(mtp) ? NULL :

@@ -22,7 +22,7 @@
 #include "slab.h"
 
 /* The counters of the floor, and the key of its stand-in tracepoints (off). */
-static DEFINE_PER_CPU(struct malloc_type_stats, floor_stats);
+static DEFINE_PER_CPU(struct malloc_type_counters, floor_stats);
 static DEFINE_STATIC_KEY_FALSE(floor_probe);
 
 static noinline void floor_event(void)

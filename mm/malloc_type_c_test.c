@@ -41,17 +41,17 @@ MALLOC_DEFINE(M_KUNIT_C_KFREE_OTHER, "kunit c kfree other",
 	      "KUnit: kfree_mt() given the wrong type");
 
 /* The type's statistics, summed over the possible CPUs. */
-static struct malloc_type_stats mt_sum(struct malloc_type *mtp)
+static struct malloc_type_counters mt_sum(struct malloc_type *mtp)
 {
-	struct malloc_type_stats __percpu *pcpu;
-	struct malloc_type_stats s = {};
+	struct malloc_type_counters __percpu *pcpu;
+	struct malloc_type_counters s = {};
 	int cpu;
 
 	pcpu = READ_ONCE(mtp->ks_mti.mti_stats);
 	if (!pcpu)
 		return s;
 	for_each_possible_cpu(cpu) {
-		struct malloc_type_stats *c = per_cpu_ptr(pcpu, cpu);
+		struct malloc_type_counters *c = per_cpu_ptr(pcpu, cpu);
 
 		s.mts_memalloced += READ_ONCE(c->mts_memalloced);
 		s.mts_memfreed += READ_ONCE(c->mts_memfreed);
@@ -65,7 +65,7 @@ static struct malloc_type_stats mt_sum(struct malloc_type *mtp)
 
 static s64 mt_mem_use(struct malloc_type *mtp)
 {
-	struct malloc_type_stats s = mt_sum(mtp);
+	struct malloc_type_counters s = mt_sum(mtp);
 
 	return (s64)(s.mts_memalloced - s.mts_memfreed);
 }
@@ -74,7 +74,7 @@ static void expect_stats(struct kunit *test, struct malloc_type *mtp,
 			 u64 memalloced, u64 memfreed, u64 numallocs,
 			 u64 numfrees)
 {
-	struct malloc_type_stats s = mt_sum(mtp);
+	struct malloc_type_counters s = mt_sum(mtp);
 
 	KUNIT_EXPECT_EQ(test, s.mts_memalloced, memalloced);
 	KUNIT_EXPECT_EQ(test, s.mts_memfreed, memfreed);
@@ -99,7 +99,7 @@ static void kmalloc_kzalloc_kfree(struct kunit *test)
 {
 	static const size_t sizes[] = { 1, 8, 9, 96, 97, 100, 192, 193, 4096,
 					4097, 8192, 8193, 20000 };
-	struct malloc_type_stats before = mt_sum(M_KUNIT_C), s;
+	struct malloc_type_counters before = mt_sum(M_KUNIT_C), s;
 	u64 acc = 0;
 	size_t i;
 	u8 *p;
@@ -139,7 +139,7 @@ static void kmalloc_kzalloc_kfree(struct kunit *test)
 /* Zero bytes, NULL and ZERO_SIZE_PTR: kmalloc's conventions, no counter. */
 static void zero_size_and_null(struct kunit *test)
 {
-	struct malloc_type_stats before = mt_sum(M_KUNIT_C);
+	struct malloc_type_counters before = mt_sum(M_KUNIT_C);
 	void *p;
 
 	p = kmalloc_mt(0, GFP_KERNEL, M_KUNIT_C);
@@ -515,7 +515,7 @@ static void kfree_charges_back(struct kunit *test)
 	struct malloc_type *types[] = { M_KUNIT_C_KFREE, M_KUNIT_C_ZONE_A,
 					M_KUNIT_C_ZONE_B };
 	struct malloc_type *t = M_KUNIT_C_KFREE, *heap_type;
-	struct malloc_type_stats before;
+	struct malloc_type_counters before;
 	struct kfree_rcu_block *r;
 	void *bulk[2];
 	size_t i, j;

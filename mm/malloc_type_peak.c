@@ -129,14 +129,14 @@ EXPORT_SYMBOL_GPL(malloc_type_peak_free);
 /* The type's bytes in use now, summed over the possible CPUs. */
 static s64 malloc_type_mem_use(struct malloc_type *mtp)
 {
-	struct malloc_type_stats __percpu *stats = READ_ONCE(mtp->ks_mti.mti_stats);
+	struct malloc_type_counters __percpu *stats = READ_ONCE(mtp->ks_mti.mti_stats);
 	s64 bytes = 0;
 	int cpu;
 
 	if (!stats)
 		return 0;
 	for_each_possible_cpu(cpu) {
-		struct malloc_type_stats *s = per_cpu_ptr(stats, cpu);
+		struct malloc_type_counters *s = per_cpu_ptr(stats, cpu);
 
 		bytes += (s64)(READ_ONCE(s->mts_memalloced) -
 			       READ_ONCE(s->mts_memfreed));

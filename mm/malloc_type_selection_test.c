@@ -325,7 +325,7 @@ MALLOC_DEFINE(M_KUNIT_SPARED, "kunit spared", "KUnit: failure injection");
 /* The type's count of failures, summed over the possible CPUs. */
 static u64 failures_of(struct malloc_type *mtp)
 {
-	struct malloc_type_stats __percpu *pcpu = READ_ONCE(mtp->ks_mti.mti_stats);
+	struct malloc_type_counters __percpu *pcpu = READ_ONCE(mtp->ks_mti.mti_stats);
 	u64 n = 0;
 	int cpu;
 
@@ -440,12 +440,12 @@ MALLOC_DEFINE(M_KUNIT_MG_NOT, "kunit mg spared", "KUnit: memguard leaves it");
 /* The type's bytes in use, summed over the possible CPUs. */
 static s64 mt_mem_use(struct malloc_type *mtp)
 {
-	struct malloc_type_stats __percpu *pcpu = READ_ONCE(mtp->ks_mti.mti_stats);
+	struct malloc_type_counters __percpu *pcpu = READ_ONCE(mtp->ks_mti.mti_stats);
 	u64 n = 0;
 	int cpu;
 
 	for_each_possible_cpu(cpu) {
-		struct malloc_type_stats *c = per_cpu_ptr(pcpu, cpu);
+		struct malloc_type_counters *c = per_cpu_ptr(pcpu, cpu);
 
 		n += READ_ONCE(c->mts_memalloced) - READ_ONCE(c->mts_memfreed);
 	}

@@ -148,7 +148,7 @@ static void malloc_type_stream_build(struct malloc_type_stream *st,
 {
 	struct malloc_type_header *h = st->record;
 	struct malloc_type_stats *out = (void *)(h + 1);
-	struct malloc_type_stats __percpu *stats;
+	struct malloc_type_counters __percpu *stats;
 	struct malloc_type_internal *mti;
 	struct malloc_type *mtp;
 	unsigned int cpu;
@@ -178,7 +178,7 @@ static void malloc_type_stream_build(struct malloc_type_stream *st,
 	}
 	strscpy(h->mth_owner, READ_ONCE(mti->mti_owner));
 	for (cpu = 0; cpu < nr_cpu_ids; cpu++) {
-		const struct malloc_type_stats *s;
+		const struct malloc_type_counters *s;
 
 		if (!cpu_possible(cpu))
 			continue;

@@ -3,9 +3,9 @@
  * Malloc types: FreeBSD-style typed kernel allocation accounting.
  *
  * A malloc type is a static, named object defined with MALLOC_DEFINE() in C
- * or the Rust macro kernel::malloc_define!(). It carries per-CPU statistics
- * laid out as FreeBSD's struct malloc_type_stats (see
- * <uapi/linux/malloc_type.h>).
+ * or the Rust macro kernel::malloc_define!(). It carries per-CPU counters
+ * (struct malloc_type_counters), which the stream of /proc/malloc_types
+ * copies into FreeBSD's struct malloc_type_stats (<uapi/linux/malloc_type.h>).
  *
  * Types are found without any call from their owner: both macros place a
  * pointer to each type in the section "__malloc_types_ptrs". Types of
@@ -70,6 +70,12 @@
 #define MALLOC_TYPE_EV_MEMGUARD		4
 
 /*
+ * Version of the registry's description in the vmcoreinfo
+ * (malloc_type_vmcoreinfo_setup()), for readers of crash dumps.
+ */
+#define MALLOC_TYPE_VMCOREINFO_VERSION	1
+
+/*
  * Bits of mti_flags that the stream does not show. MALLOC_TYPE_F_RECORDS:
  * the type is registered and its memory stays while memory charged to it is
  * allocated (a type of vmlinux, or of a module, in the module's section
@@ -81,6 +87,33 @@
 #define MALLOC_TYPE_F_RECORDED		0x80000000
 
 /**
+ * struct malloc_type_counters - one CPU's counters of one malloc type
+ * @mts_memalloced: bytes allocated on this CPU (accounted sizes).
+ * @mts_memfreed: bytes freed on this CPU.
+ * @mts_numallocs: number of allocations on this CPU.
+ * @mts_numfrees: number of frees on this CPU.
+ * @mts_size: bitmask of the zindx values (kmalloc size classes) used.
+ * @mts_numfailures: number of allocations on this CPU that returned no
+ *	memory.
+ *
+ * The kernel's record, which the accounting updates with per-CPU operations
+ * (this_cpu_add()). The fields are named as FreeBSD's struct
+ * malloc_type_stats, which the stream of /proc/malloc_types carries
+ * (<uapi/linux/malloc_type.h>) and builds from this record; the two are
+ * separate so that this one can change without changing the ABI. Readers of
+ * crash dumps find its size and the offsets of its fields in the vmcoreinfo
+ * (malloc_type_vmcoreinfo_setup()).
+ */
+struct malloc_type_counters {
+	u64	mts_memalloced;
+	u64	mts_memfreed;
+	u64	mts_numallocs;
+	u64	mts_numfrees;
+	u64	mts_size;
+	u64	mts_numfailures;
+};
+
+/**
  * struct malloc_type_internal - the part of a type owned by the subsystem
  * @mti_probes: per-type tracing, one word per dtmalloc probe, as in FreeBSD:
  *	the probe's id while the probe is enabled on its own (a selection in
@@ -90,7 +123,7 @@
  *	1..numzones-1 for a dedicated set of kmalloc buckets.
  * @mti_flags: MALLOC_TYPE_F_* bits (<uapi/linux/malloc_type.h>), and the
  *	internal MALLOC_TYPE_F_RECORDS and MALLOC_TYPE_F_RECORDED.
- * @mti_stats: per-CPU statistics; NULL while the type is not registered.
+ * @mti_stats: per-CPU counters; NULL while the type is not registered.
  * @mti_id: registration id: unique, never reused, increasing.
  * @mti_list: link in the registry, protected by the registry mutex.
  * @mti_probename: the probe name (the name with each ASCII white-space
@@ -133,7 +166,7 @@ struct malloc_type_internal {
 	u64				mti_probes[DTMALLOC_PROBE_MAX];
 	u32				mti_zone;
 	u32				mti_flags;
-	struct malloc_type_stats __percpu *mti_stats;
+	struct malloc_type_counters __percpu *mti_stats;
 	u64				mti_id;
 	struct list_head		mti_list;
 	char				mti_probename[MALLOC_MAX_NAME];

@@ -40,7 +40,7 @@
 DECLARE_EVENT_CLASS(dtmalloc,
 
 	TP_PROTO(struct malloc_type *mtp, struct malloc_type_internal *mtip,
-		 struct malloc_type_stats *mtsp, unsigned long size, int zindx),
+		 struct malloc_type_counters *mtsp, unsigned long size, int zindx),
 
 	TP_ARGS(mtp, mtip, mtsp, size, zindx),
 
@@ -71,7 +71,7 @@ DECLARE_EVENT_CLASS(dtmalloc,
 DEFINE_EVENT_FN(dtmalloc, malloc,
 
 	TP_PROTO(struct malloc_type *mtp, struct malloc_type_internal *mtip,
-		 struct malloc_type_stats *mtsp, unsigned long size, int zindx),
+		 struct malloc_type_counters *mtsp, unsigned long size, int zindx),
 
 	TP_ARGS(mtp, mtip, mtsp, size, zindx),
 
@@ -82,7 +82,7 @@ DEFINE_EVENT_FN(dtmalloc, malloc,
 DEFINE_EVENT_FN(dtmalloc, free,
 
 	TP_PROTO(struct malloc_type *mtp, struct malloc_type_internal *mtip,
-		 struct malloc_type_stats *mtsp, unsigned long size, int zindx),
+		 struct malloc_type_counters *mtsp, unsigned long size, int zindx),
 
 	TP_ARGS(mtp, mtip, mtsp, size, zindx),
 

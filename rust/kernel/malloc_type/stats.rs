@@ -1,15 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The statistics of malloc types: FreeBSD's `struct malloc_type_stats`, one per possible CPU.
+//! The statistics of malloc types: the counters of FreeBSD's `struct malloc_type_stats`, one
+//! record per possible CPU.
 //!
-//! Each registered type owns a 64-byte record per possible CPU (`mti_stats`). Allocations and
+//! Each registered type owns a record per possible CPU (`mti_stats`, a `struct
+//! malloc_type_counters`, the kernel's own: the stream of `/proc/malloc_stats` copies it into
+//! the ABI's `struct malloc_type_stats`). Allocations and
 //! frees update the current CPU's record with single per-CPU additions (`this_cpu_add()`), with
 //! no lock and no atomic read-modify-write on a shared cache line. Readers load the records of
 //! every CPU word by word (`READ_ONCE()`), without synchronisation, as FreeBSD's readers do: a
 //! sum taken while other CPUs allocate is not a snapshot of one instant, and its differences
 //! (in use, bytes in use) may even be negative for a moment.
 //!
-//! C header: [`include/uapi/linux/malloc_type.h`](srctree/include/uapi/linux/malloc_type.h)
+//! C headers: [`include/linux/malloc_type.h`](srctree/include/linux/malloc_type.h),
+//! [`include/uapi/linux/malloc_type.h`](srctree/include/uapi/linux/malloc_type.h)
 
 use super::{
     trace,
@@ -35,7 +39,6 @@ use crate::{
 };
 use core::ptr;
 
-const _: () = assert!(size_of::<bindings::malloc_type_stats>() == 64);
 const _: () = assert!(size_of::<bindings::malloc_type_header>() == 128);
 
 /// Statistics of a type: one CPU's counters, or their sum over the possible CPUs.
@@ -77,12 +80,12 @@ pub struct Stats {
 }
 
 impl Stats {
-    /// Converts a C record.
+    /// Converts a C record (`struct malloc_type_counters`).
     ///
     /// # Context
     ///
     /// Any context.
-    pub fn from_raw(r: &bindings::malloc_type_stats) -> Self {
+    pub fn from_raw(r: &bindings::malloc_type_counters) -> Self {
         Self {
             memalloced: r.mts_memalloced,
             memfreed: r.mts_memfreed,
@@ -93,20 +96,19 @@ impl Stats {
         }
     }
 
-    /// Returns the C record (`struct malloc_type_stats`, reserved fields zero).
+    /// Returns the C record (`struct malloc_type_counters`).
     ///
     /// # Context
     ///
     /// Any context.
-    pub fn to_raw(&self) -> bindings::malloc_type_stats {
-        bindings::malloc_type_stats {
+    pub fn to_raw(&self) -> bindings::malloc_type_counters {
+        bindings::malloc_type_counters {
             mts_memalloced: self.memalloced,
             mts_memfreed: self.memfreed,
             mts_numallocs: self.numallocs,
             mts_numfrees: self.numfrees,
             mts_size: self.size,
             mts_numfailures: self.numfailures,
-            ..Default::default()
         }
     }
 
@@ -116,7 +118,7 @@ impl Stats {
     ///
     /// `r` points to a valid record, written concurrently only by per-CPU operations, each of
     /// which writes one aligned word.
-    unsafe fn read_once(r: *mut bindings::malloc_type_stats) -> Self {
+    unsafe fn read_once(r: *mut bindings::malloc_type_counters) -> Self {
         /// Reads the counter at `p` once (`READ_ONCE()`).
         ///
         /// # Safety
@@ -198,7 +200,7 @@ impl MallocType {
     pub(super) fn stats_ref<'g>(
         &self,
         _rcu: &'g PreemptGuard,
-    ) -> Option<PerCpuRef<'g, bindings::malloc_type_stats>> {
+    ) -> Option<PerCpuRef<'g, bindings::malloc_type_counters>> {
         // SAFETY: `mti_stats` is a valid, aligned pointer field, and the registry stores it with
         // `smp_store_release()` or `WRITE_ONCE()`, which are atomic.
         // ORDERING: Acquire, paired with the release store that publishes the statistics at
@@ -400,9 +402,9 @@ impl MallocType {
             return;
         };
         // CAST: `usize` and `u64` have the same width on 64-bit kernels.
-        percpu_u64!(s, bindings::malloc_type_stats, mts_memalloced).add(size as u64);
-        percpu_u64!(s, bindings::malloc_type_stats, mts_numallocs).inc();
-        percpu_u64!(s, bindings::malloc_type_stats, mts_size).or(bit);
+        percpu_u64!(s, bindings::malloc_type_counters, mts_memalloced).add(size as u64);
+        percpu_u64!(s, bindings::malloc_type_counters, mts_numallocs).inc();
+        percpu_u64!(s, bindings::malloc_type_counters, mts_size).or(bit);
         if trace::malloc_events() {
             let w = trace::events_word(self);
             let probe = bindings::DTMALLOC_PROBE_MALLOC;
@@ -493,7 +495,7 @@ impl MallocType {
     pub(crate) fn account_failure(&self) -> AllocError {
         let rcu = PreemptGuard::new();
         if let Some(s) = self.stats_ref(&rcu) {
-            percpu_u64!(s, bindings::malloc_type_stats, mts_numfailures).inc();
+            percpu_u64!(s, bindings::malloc_type_counters, mts_numfailures).inc();
         }
         AllocError
     }
@@ -515,8 +517,8 @@ impl MallocType {
             return;
         };
         // CAST: `usize` and `u64` have the same width on 64-bit kernels.
-        percpu_u64!(s, bindings::malloc_type_stats, mts_memfreed).add(size as u64);
-        percpu_u64!(s, bindings::malloc_type_stats, mts_numfrees).inc();
+        percpu_u64!(s, bindings::malloc_type_counters, mts_memfreed).add(size as u64);
+        percpu_u64!(s, bindings::malloc_type_counters, mts_numfrees).inc();
         if trace::free_events() {
             let w = trace::events_word(self);
             let probe = bindings::DTMALLOC_PROBE_FREE;

@@ -39,7 +39,7 @@ crate::declare_trace! {
     pub(super) unsafe fn malloc(
         mtp: *mut bindings::malloc_type,
         mtip: *mut bindings::malloc_type_internal,
-        mtsp: *mut bindings::malloc_type_stats,
+        mtsp: *mut bindings::malloc_type_counters,
         size: c_ulong,
         zindx: c_int,
     );
@@ -52,7 +52,7 @@ crate::declare_trace! {
     pub(super) unsafe fn free(
         mtp: *mut bindings::malloc_type,
         mtip: *mut bindings::malloc_type_internal,
-        mtsp: *mut bindings::malloc_type_stats,
+        mtsp: *mut bindings::malloc_type_counters,
         size: c_ulong,
         zindx: c_int,
     );
@@ -62,7 +62,7 @@ crate::declare_trace! {
 pub(super) type Event = unsafe fn(
     *mut bindings::malloc_type,
     *mut bindings::malloc_type_internal,
-    *mut bindings::malloc_type_stats,
+    *mut bindings::malloc_type_counters,
     c_ulong,
     c_int,
 );
@@ -272,7 +272,7 @@ pub(super) unsafe fn on_event(
     t: &MallocType,
     w: c_ulong,
     probe: u32,
-    mtsp: *mut bindings::malloc_type_stats,
+    mtsp: *mut bindings::malloc_type_counters,
     size: usize,
     zindx: i32,
 ) {
@@ -319,7 +319,7 @@ pub(super) unsafe fn on_event(
 pub(super) unsafe fn fire(
     t: &MallocType,
     event: Event,
-    mtsp: *mut bindings::malloc_type_stats,
+    mtsp: *mut bindings::malloc_type_counters,
     size: usize,
     zindx: i32,
 ) {

@@ -63,6 +63,22 @@ pub enum Error {
         /// The newest version this library reads.
         expected: u32,
     },
+    /// A core whose vmcoreinfo describes its malloc types in a version of
+    /// that description (`NUMBER(MALLOC_TYPE_VMCOREINFO_VERSION)`) this
+    /// library does not know ([`ErrorKind::Version`]).
+    #[error(
+        "Version mismatch: {}: the vmcoreinfo's NUMBER(MALLOC_TYPE_VMCOREINFO_VERSION) is \
+         {found}, this library reads version {expected} (and the vmcoreinfo without it)",
+        path_text(path)
+    )]
+    VmcoreinfoVersion {
+        /// The core.
+        path: PathBuf,
+        /// The version the core's vmcoreinfo gives.
+        found: u64,
+        /// The version this library reads.
+        expected: u64,
+    },
     /// The source exists but the caller may not read it (EACCES/EPERM).
     #[error("{}: Permission denied", path_text(path))]
     Permission {
@@ -125,7 +141,7 @@ impl Error {
     pub fn kind(&self) -> ErrorKind {
         match self {
             Error::NoMemory => ErrorKind::NoMemory,
-            Error::Version { .. } => ErrorKind::Version,
+            Error::Version { .. } | Error::VmcoreinfoVersion { .. } => ErrorKind::Version,
             Error::Permission { .. } => ErrorKind::Permission,
             Error::DataError(_) => ErrorKind::DataError,
             Error::Kvm(_) => ErrorKind::Kvm,

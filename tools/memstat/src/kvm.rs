@@ -7,8 +7,8 @@
 //! vmcoreinfo note (the `VMCOREINFO` ELF note) says where everything is:
 //!
 //! * the registry (`SYMBOL(malloc_type_list)`), the layout of
-//!   `struct malloc_type` and of `struct malloc_type_stats`
-//!   (`OFFSET(malloc_type_internal.mti_stats)` and so on) and the stream
+//!   `struct malloc_type` (`OFFSET(malloc_type_internal.mti_stats)` and so
+//!   on) and of the per-CPU record `mti_stats` points to, and the stream
 //!   version they follow (`NUMBER(MALLOC_TYPE_STREAM_VERSION)`), which
 //!   `malloc_type_vmcoreinfo_setup()` (`mm/malloc_type.c`) writes in the
 //!   same `KEY=VALUE` lines to kernel memory, at the address and of the
@@ -25,6 +25,17 @@
 //!   `NUMBER(TCR_EL1_T1SZ)` or `NUMBER(VA_BITS)` and `PAGESIZE` on arm64:
 //!   4, 16 or 64 KiB pages, up to 52-bit addresses), which translate the
 //!   kernel's virtual addresses in a dump that holds physical memory.
+//!
+//! The per-CPU record is the kernel's own `struct malloc_type_counters`,
+//! described by version [`VMCOREINFO_VERSION`] of these lines
+//! (`NUMBER(MALLOC_TYPE_VMCOREINFO_VERSION)`): its size
+//! (`SIZE(malloc_type_counters)`) and the offset of each of its six
+//! counters (`OFFSET(malloc_type_counters.mts_memalloced)` and so on), in
+//! whatever order and with whatever else the kernel puts in it. A
+//! vmcoreinfo without that line is of the kernels before it, whose record
+//! was the stream's `struct malloc_type_stats` (`SIZE(malloc_type_stats)`,
+//! the six counters first, in the stream's order); a version this reader
+//! does not know is refused ([`Error::VmcoreinfoVersion`]), never guessed.
 //!
 //! No debugging information is needed. A segment whose virtual address is
 //! a kernel address (`/proc/kcore`, `dump-guest-memory` with paging) is read
@@ -53,7 +64,7 @@
 //! Everything read from the core is bounds-checked: a truncated or corrupt
 //! core, a core of a kernel without malloc types, or the wrong kernel image
 //! is an [`Error`] ([`Error::Kvm`], [`Error::KvmNoSymbol`],
-//! [`Error::KvmShortRead`], [`Error::Version`]), never a panic. A problem is reported where
+//! [`Error::KvmShortRead`], [`Error::Version`], [`Error::VmcoreinfoVersion`]), never a panic. A problem is reported where
 //! it is found, by what it is: a file that is not a regular file, a program
 //! header (by its index) whose bytes are not in the file or whose addresses
 //! cannot be, or overlap another's; a malformed note; a vmcoreinfo line
@@ -123,8 +134,25 @@ pub const MAX_VMCOREINFO: usize = 64 << 10;
 const MAX_CPUS: u64 = stream::MAX_CPUS as u64;
 /// Most bytes of the malloc types' vmcoreinfo text in kernel memory.
 pub const MAX_MALLOC_VMCOREINFO: u64 = 64 << 10;
-/// Most bytes of `struct malloc_type` and of `struct malloc_type_stats`.
+/// Most bytes of `struct malloc_type` and of the per-CPU record
+/// (`struct malloc_type_counters`, or `struct malloc_type_stats` before it).
 const MAX_STRUCT: u64 = 4096;
+/// The version of the vmcoreinfo's description of the malloc types
+/// (`NUMBER(MALLOC_TYPE_VMCOREINFO_VERSION)`) this reader follows: the
+/// per-CPU record is `struct malloc_type_counters`, of `SIZE()` and
+/// `OFFSET()` lines of its own. A vmcoreinfo without the line is read as
+/// the kernels before it wrote theirs.
+pub const VMCOREINFO_VERSION: u64 = 1;
+/// The counters of `struct malloc_type_counters`, in the order of the stream's
+/// `struct malloc_type_stats`.
+const COUNTERS: [&str; 6] = [
+    "mts_memalloced",
+    "mts_memfreed",
+    "mts_numallocs",
+    "mts_numfrees",
+    "mts_size",
+    "mts_numfailures",
+];
 
 /// x86_64's `__START_KERNEL_map`: the kernel image's virtual base.
 const X86_START_KERNEL_MAP: u64 = 0xffff_ffff_8000_0000;
@@ -606,6 +634,14 @@ pub struct KvmMalloc {
     pub zones: ZoneSizes,
     /// The number of zones (`malloc_types.numzones=`).
     pub numzones: u32,
+}
+
+/// Where a type's per-CPU record has its counters ([`Core::counters_layout`]).
+struct Record {
+    /// The bytes read of each record, at most [`MAX_STRUCT`].
+    size: usize,
+    /// The offset of each counter, in the stream's order, each at most `size - 8`.
+    offsets: [usize; COUNTERS.len()],
 }
 
 fn u32_at(b: &[u8], off: usize) -> u32 {
@@ -1106,7 +1142,9 @@ impl Core {
     ///
     /// [`Error::KvmNoSymbol`] when the core is of a kernel without malloc
     /// types (the vmcoreinfo names no registry), [`Error::Version`] when
-    /// its types follow another stream version, [`Error::KvmShortRead`]
+    /// its types follow another stream version, [`Error::VmcoreinfoVersion`]
+    /// when the vmcoreinfo describes them in a version of its own this
+    /// reader does not know, [`Error::KvmShortRead`]
     /// when a part of them is not in the core, [`Error::Kvm`] for a
     /// registry that is corrupt (a list that loops, a type of an impossible
     /// size).
@@ -1126,6 +1164,8 @@ impl Core {
             }
             Err(e) => return Err(e),
         };
+        // The version of the description first: another one may say anything else otherwise.
+        let record = self.counters_layout(vi)?;
         let version = self.layout(
             "NUMBER(MALLOC_TYPE_STREAM_VERSION)",
             vi.try_number("MALLOC_TYPE_STREAM_VERSION"),
@@ -1138,8 +1178,6 @@ impl Core {
         }
         let off = |f: &str| self.layout(&format!("OFFSET({f})"), vi.try_offset(f));
         let type_size = self.layout("SIZE(malloc_type)", vi.try_size("malloc_type"))?;
-        let stats_size =
-            self.layout("SIZE(malloc_type_stats)", vi.try_size("malloc_type_stats"))?;
         let mti = off("malloc_type.ks_mti")?;
         let f = |m: &str| off(&format!("malloc_type_internal.{m}")).map(|o| o.saturating_add(mti));
         let o_name = off("malloc_type.ks_shortdesc")?;
@@ -1158,11 +1196,6 @@ impl Core {
         if type_size > MAX_STRUCT {
             return Err(self.bad(format!(
                 "the vmcoreinfo's SIZE(malloc_type) is {type_size}, more than {MAX_STRUCT}"
-            )));
-        }
-        if !(48..=MAX_STRUCT).contains(&stats_size) {
-            return Err(self.bad(format!(
-                "the vmcoreinfo's SIZE(malloc_type_stats) is {stats_size}, not 48 to {MAX_STRUCT}"
             )));
         }
         for (field, o) in [
@@ -1279,7 +1312,8 @@ impl Core {
         debug_assert_eq!(stream.len(), len);
         // CPU by CPU: the records of one CPU are near one another (its per-CPU
         // area), which the translation kept in `tlb` makes cheap.
-        let mut r = [0u8; 48];
+        // At most MAX_STRUCT bytes (counters_layout).
+        let mut r = vec![0u8; record.size];
         for &(cpu, offset) in &cpus {
             for (t, &stats) in stats_of.iter().enumerate() {
                 if stats == 0 {
@@ -1287,10 +1321,10 @@ impl Core {
                 }
                 self.read_with(stats.wrapping_add(offset), &mut r, &mut tlb)?;
                 let at = STREAM_HEADER_SIZE + t * per_type + TYPE_HEADER_SIZE + cpu * STATS_SIZE;
-                // memalloced, memfreed, numallocs, numfrees, size, numfailures:
-                // little-endian in the core, native in the stream.
-                for (k, v) in r.chunks_exact(8).enumerate() {
-                    let v = u64_at(v, 0).to_ne_bytes();
+                // memalloced, memfreed, numallocs, numfrees, size, numfailures, each where
+                // the record has it: little-endian in the core, native in the stream.
+                for (k, &o) in record.offsets.iter().enumerate() {
+                    let v = u64_at(&r, o).to_ne_bytes();
                     stream[at + 8 * k..at + 8 * k + 8].copy_from_slice(&v);
                 }
             }
@@ -1300,6 +1334,82 @@ impl Core {
             zones,
             numzones,
         })
+    }
+
+    /// The per-CPU record of a type as the vmcoreinfo `vi` describes it: with
+    /// `NUMBER(MALLOC_TYPE_VMCOREINFO_VERSION)` (which must be
+    /// [`VMCOREINFO_VERSION`]), `struct malloc_type_counters` of
+    /// `SIZE(malloc_type_counters)` bytes with each counter at its
+    /// `OFFSET(malloc_type_counters.mts_*)`; without it, the layout before
+    /// that line: `struct malloc_type_stats` (`SIZE(malloc_type_stats)`, at
+    /// least 48 bytes), whose first 48 bytes are the six counters in the
+    /// stream's order.
+    fn counters_layout(&self, vi: &VmcoreInfo) -> Result<Record> {
+        let version = vi
+            .try_number("MALLOC_TYPE_VMCOREINFO_VERSION")
+            .map_err(|e| self.bad(e))?;
+        match version {
+            None => {
+                let size =
+                    self.layout("SIZE(malloc_type_stats)", vi.try_size("malloc_type_stats"))?;
+                if !(48..=MAX_STRUCT).contains(&size) {
+                    return Err(self.bad(format!(
+                        "the vmcoreinfo's SIZE(malloc_type_stats) is {size}, not 48 to {MAX_STRUCT}"
+                    )));
+                }
+                Ok(Record {
+                    size: 48,
+                    offsets: [0, 8, 16, 24, 32, 40],
+                })
+            }
+            Some(VMCOREINFO_VERSION) => {
+                // A line of this version missing is no sign of a kernel without malloc types.
+                let required = |key: String, v: std::result::Result<Option<u64>, String>| {
+                    v.map_err(|e| self.bad(e))?
+                        .ok_or_else(|| Error::KvmNoSymbol {
+                            symbol: key,
+                            detail: format!(
+                                "not in the vmcoreinfo of {}, which says \
+                                 NUMBER(MALLOC_TYPE_VMCOREINFO_VERSION)={VMCOREINFO_VERSION}",
+                                self.path.display()
+                            ),
+                        })
+                };
+                let size = required(
+                    "SIZE(malloc_type_counters)".into(),
+                    vi.try_size("malloc_type_counters"),
+                )?;
+                if !(8..=MAX_STRUCT).contains(&size) {
+                    return Err(self.bad(format!(
+                        "the vmcoreinfo's SIZE(malloc_type_counters) is {size}, not 8 to \
+                         {MAX_STRUCT}"
+                    )));
+                }
+                let mut offsets = [0; COUNTERS.len()];
+                for (o, name) in offsets.iter_mut().zip(COUNTERS) {
+                    let field = format!("malloc_type_counters.{name}");
+                    let v = required(format!("OFFSET({field})"), vi.try_offset(&field))?;
+                    if v.saturating_add(8) > size {
+                        return Err(self.bad(format!(
+                            "the vmcoreinfo's SIZE(malloc_type_counters) is {size}, too small \
+                             for {field} at byte {v}"
+                        )));
+                    }
+                    // CAST: less than MAX_STRUCT.
+                    *o = v as usize;
+                }
+                Ok(Record {
+                    // CAST: at most MAX_STRUCT.
+                    size: size as usize,
+                    offsets,
+                })
+            }
+            Some(found) => Err(Error::VmcoreinfoVersion {
+                path: self.path.clone(),
+                found,
+                expected: VMCOREINFO_VERSION,
+            }),
+        }
     }
 
     /// The kmalloc size classes of `MALLOC_TYPE_ZONE_SIZES` (`v`): bytes by zindx,

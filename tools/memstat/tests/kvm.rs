@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::vmcore::{
-    elf_core, elf_image, phdr, phnum, registry_core, set_phdr, Guest, Paging, Phdr, TypeSpec,
+    elf_core, elf_image, phdr, phnum, registry_core, set_phdr, Guest, Paging, Phdr, Record,
+    TypeSpec, COUNTERS,
 };
 use common::{cpu, tmpdir};
 use memstat::kvm::Core;
@@ -189,6 +190,188 @@ fn the_layout_comes_from_the_vmcoreinfo() {
     );
     let p = write(&d, "vmcore-wrong", &shifted.physical_core());
     assert_ne!(read_core(&p, None).ok(), Some(expected()));
+}
+
+/// The counters of `struct malloc_type_counters` in the opposite order.
+const REVERSED: Record = Record::Counters {
+    size: 48,
+    offsets: [40, 32, 24, 16, 8, 0],
+};
+
+/// A larger `struct malloc_type_counters`, its counters in no order, junk between them.
+const PADDED: Record = Record::Counters {
+    size: 104,
+    offsets: [88, 8, 56, 40, 72, 24],
+};
+
+/// The stream `memstat -M` builds from the core at `p`.
+fn stream_of(p: &Path) -> Vec<u8> {
+    Core::open(p, None).unwrap().read_malloc().unwrap().stream
+}
+
+#[test]
+fn the_counters_are_where_the_vmcoreinfo_says() {
+    let d = tmpdir("kvm-counters");
+    for paging in [PAGINGS[0], PAGINGS[4]] {
+        let g = Guest::kernel(&specs(), 3, &POSSIBLE, paging);
+        // All the lines, those the note points to among them.
+        let text = g.vmcoreinfo.join("\n");
+        assert!(
+            text.contains("\nNUMBER(MALLOC_TYPE_VMCOREINFO_VERSION)=1\n")
+                && !text.contains("SIZE(malloc_type_stats)"),
+            "{text}"
+        );
+        let p = write(&d, "vmcore-default", &g.physical_core());
+        assert_eq!(read_core(&p, None).unwrap(), expected(), "{paging:?}");
+        let want = stream_of(&p);
+        for record in [REVERSED, PADDED] {
+            let mut g = Guest::kernel_with_record(&specs(), 3, &POSSIBLE, paging, record);
+            let p = write(&d, "vmcore", &g.physical_core());
+            assert_eq!(
+                read_core(&p, None).unwrap(),
+                expected(),
+                "{paging:?} {record:?}"
+            );
+            // Byte for byte the stream of the same counters in the default layout.
+            assert!(stream_of(&p) == want, "{paging:?} {record:?}");
+            // The same memory described with the default offsets reads other counters.
+            for (f, o) in COUNTERS.iter().zip([0, 8, 16, 24, 32, 40]) {
+                let key = format!("OFFSET(malloc_type_counters.{f})");
+                g.set_line(&key, &format!("{key}={o}"));
+            }
+            let p = write(&d, "vmcore-wrong", &g.physical_core());
+            assert_ne!(read_core(&p, None).ok(), Some(expected()), "{record:?}");
+        }
+    }
+    // memstat -M prints the same of either.
+    let default = Guest::kernel(&specs(), 3, &POSSIBLE, PAGINGS[0]);
+    let default = write(&d, "default", &default.physical_core());
+    let padded = Guest::kernel_with_record(&specs(), 3, &POSSIBLE, PAGINGS[0], PADDED);
+    let padded = write(&d, "padded", &padded.physical_core());
+    for extra in [&["-m", "-l", "-H"][..], &["--json", "-a"]] {
+        let run = |core: &Path| {
+            let out = memstat().arg("-M").arg(core).args(extra).output().unwrap();
+            common::assert_success(&out);
+            out.stdout
+        };
+        assert!(run(&padded) == run(&default), "{extra:?}");
+    }
+}
+
+/// A core of a kernel before `NUMBER(MALLOC_TYPE_VMCOREINFO_VERSION)`: the per-CPU record is the
+/// stream's `struct malloc_type_stats` (`SIZE(malloc_type_stats)=64`), its counters first.
+#[test]
+fn the_layout_before_the_vmcoreinfo_version_is_still_read() {
+    let d = tmpdir("kvm-legacy");
+    let g = Guest::kernel(&specs(), 3, &POSSIBLE, PAGINGS[0]);
+    let want = stream_of(&write(&d, "vmcore-default", &g.physical_core()));
+    for paging in PAGINGS {
+        let mut g = Guest::kernel_with_record(&specs(), 3, &POSSIBLE, paging, Record::Legacy);
+        let text = g.vmcoreinfo.join("\n");
+        assert!(
+            text.contains("SIZE(malloc_type_stats)=64")
+                && !text.contains("MALLOC_TYPE_VMCOREINFO_VERSION")
+                && !text.contains("malloc_type_counters"),
+            "{text}"
+        );
+        let p = write(&d, "vmcore", &g.physical_core());
+        assert_eq!(read_core(&p, None).unwrap(), expected(), "{paging:?}");
+        assert!(stream_of(&p) == want, "{paging:?}");
+        g.malloc_text = None;
+        let p = write(&d, "vmcore", &g.physical_core());
+        assert_eq!(
+            read_core(&p, None).unwrap(),
+            expected(),
+            "{paging:?}, in the note"
+        );
+    }
+    // Its size is still required and checked.
+    let mut g = Guest::kernel_with_record(&specs(), 3, &POSSIBLE, PAGINGS[0], Record::Legacy);
+    g.drop_lines("SIZE(malloc_type_stats)");
+    let p = write(&d, "vmcore", &g.physical_core());
+    let e = read_core(&p, None).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::KvmNoSymbol, "{e}");
+    assert!(e.to_string().contains("SIZE(malloc_type_stats)"), "{e}");
+    g.line("SIZE(malloc_type_stats)=40");
+    let p = write(&d, "vmcore", &g.physical_core());
+    let e = read_core(&p, None).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Kvm, "{e}");
+    assert!(
+        e.to_string()
+            .contains("the vmcoreinfo's SIZE(malloc_type_stats) is 40, not 48 to 4096"),
+        "{e}"
+    );
+}
+
+#[test]
+fn an_unknown_vmcoreinfo_version_is_refused() {
+    let d = tmpdir("kvm-vi-version");
+    for (value, found) in [("2", 2), ("0", 0), ("-1", u64::MAX)] {
+        // Everything else as version 1 has it: the reader must not guess.
+        let mut g = Guest::kernel(&specs(), 3, &POSSIBLE, PAGINGS[0]);
+        g.set_line(
+            "NUMBER(MALLOC_TYPE_VMCOREINFO_VERSION)",
+            &format!("NUMBER(MALLOC_TYPE_VMCOREINFO_VERSION)={value}"),
+        );
+        let p = write(&d, "vmcore", &g.physical_core());
+        let e = read_core(&p, None).unwrap_err();
+        assert!(
+            matches!(e, Error::VmcoreinfoVersion { found: f, expected: 1, .. } if f == found),
+            "{value}: {e:?}"
+        );
+        assert_eq!(e.kind(), ErrorKind::Version);
+        let msg = e.to_string();
+        assert!(
+            msg.contains(&format!(
+                "{}: the vmcoreinfo's NUMBER(MALLOC_TYPE_VMCOREINFO_VERSION) is {found}, this \
+                 library reads version 1",
+                p.display()
+            )),
+            "{msg}"
+        );
+    }
+    let mut g = Guest::kernel(&specs(), 3, &POSSIBLE, PAGINGS[0]);
+    g.set_line(
+        "NUMBER(MALLOC_TYPE_VMCOREINFO_VERSION)",
+        "NUMBER(MALLOC_TYPE_VMCOREINFO_VERSION)=2",
+    );
+    let p = write(&d, "vmcore", &g.physical_core());
+    let err = memstat_m_error(&p, None);
+    assert!(
+        err.contains("Version mismatch")
+            && err.contains(
+                "NUMBER(MALLOC_TYPE_VMCOREINFO_VERSION) is 2, this library reads version 1"
+            ),
+        "{err}"
+    );
+}
+
+/// Each line of version 1's `struct malloc_type_counters` is required, and named when missing.
+#[test]
+fn every_line_of_the_counters_is_required() {
+    let d = tmpdir("kvm-counters-lines");
+    let keys = std::iter::once("SIZE(malloc_type_counters)".to_string()).chain(
+        COUNTERS
+            .iter()
+            .map(|f| format!("OFFSET(malloc_type_counters.{f})")),
+    );
+    for key in keys {
+        let mut g = Guest::kernel(&specs(), 3, &POSSIBLE, PAGINGS[0]);
+        let before = g.vmcoreinfo.len();
+        g.drop_lines(&format!("{key}="));
+        assert_eq!(g.vmcoreinfo.len(), before - 1, "{key}");
+        let p = write(&d, "vmcore", &g.physical_core());
+        let e = read_core(&p, None).expect_err(&key);
+        let msg = e.to_string();
+        assert_eq!(e.kind(), ErrorKind::KvmNoSymbol, "{key}: {msg}");
+        assert!(
+            msg.contains(&format!(
+                "KVM unable to find symbol {key}: not in the vmcoreinfo"
+            )) && msg.contains("NUMBER(MALLOC_TYPE_VMCOREINFO_VERSION)=1"),
+            "{key}: {msg}"
+        );
+        assert!(!msg.contains("without malloc types"), "{key}: {msg}");
+    }
 }
 
 #[test]
@@ -454,6 +637,15 @@ fn impossible_vmcoreinfo_values() {
         (
             "SYMBOL(__per_cpu_offset)",
             "SYMBOL(__per_cpu_offset)=ffffffffffffff00",
+        ),
+        ("SIZE(malloc_type_counters)", "SIZE(malloc_type_counters)=0"),
+        (
+            "SIZE(malloc_type_counters)",
+            "SIZE(malloc_type_counters)=4097",
+        ),
+        (
+            "OFFSET(malloc_type_counters.mts_size)",
+            "OFFSET(malloc_type_counters.mts_size)=41",
         ),
     ] {
         let mut g = Guest::kernel(&specs(), 3, &POSSIBLE, PAGINGS[0]);
@@ -930,6 +1122,49 @@ fn a_malformed_vmcoreinfo_value_is_named() {
             PAGINGS[0],
             "MALLOC_TYPE_ZONE_SIZES=8,sixteen",
             r#"MALLOC_TYPE_ZONE_SIZES has "sixteen", not a number of bytes"#,
+        ),
+        (
+            PAGINGS[0],
+            "NUMBER(MALLOC_TYPE_VMCOREINFO_VERSION)=one",
+            r#"NUMBER(MALLOC_TYPE_VMCOREINFO_VERSION) is "one", not a number"#,
+        ),
+        (
+            PAGINGS[0],
+            "SIZE(malloc_type_counters)=0",
+            "SIZE(malloc_type_counters) is 0, not 8 to 4096",
+        ),
+        (
+            PAGINGS[0],
+            "SIZE(malloc_type_counters)=18446744073709551615",
+            "SIZE(malloc_type_counters) is 18446744073709551615, not 8 to 4096",
+        ),
+        (
+            PAGINGS[0],
+            "SIZE(malloc_type_counters)=-48",
+            r#"SIZE(malloc_type_counters) is "-48", not a size"#,
+        ),
+        (
+            PAGINGS[0],
+            "SIZE(malloc_type_counters)=40",
+            "SIZE(malloc_type_counters) is 40, too small for \
+             malloc_type_counters.mts_numfailures at byte 40",
+        ),
+        (
+            PAGINGS[0],
+            "OFFSET(malloc_type_counters.mts_size)=44",
+            "SIZE(malloc_type_counters) is 48, too small for malloc_type_counters.mts_size at \
+             byte 44",
+        ),
+        (
+            PAGINGS[0],
+            "OFFSET(malloc_type_counters.mts_memalloced)=18446744073709551615",
+            "SIZE(malloc_type_counters) is 48, too small for \
+             malloc_type_counters.mts_memalloced at byte 18446744073709551615",
+        ),
+        (
+            PAGINGS[0],
+            "OFFSET(malloc_type_counters.mts_numfrees)=-8",
+            r#"OFFSET(malloc_type_counters.mts_numfrees) is "-8", not an offset"#,
         ),
     ] {
         let mut g = Guest::kernel(&specs(), 3, &POSSIBLE, paging);

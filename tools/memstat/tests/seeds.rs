@@ -57,6 +57,23 @@ fn core_seeds() -> Vec<(&'static str, Vec<u8>)> {
         ),
         ("no-mask", vmcore::registry_core(2, 4, None, &offsets)),
         (
+            "registry-legacy",
+            vmcore::registry_core_with(vmcore::Record::Legacy, 3, 4, Some(&all), &offsets),
+        ),
+        (
+            "registry-padded",
+            vmcore::registry_core_with(
+                vmcore::Record::Counters {
+                    size: 104,
+                    offsets: [88, 8, 56, 40, 72, 24],
+                },
+                3,
+                4,
+                Some(&all),
+                &offsets,
+            ),
+        ),
+        (
             "no-possible-cpu",
             vmcore::registry_core(2, 65536, Some(&[]), &[]),
         ),
@@ -81,7 +98,7 @@ fn core_seeds_read_as_intended() {
         let r = memstat::kvm::Core::open(&p, None).and_then(|c| c.read_malloc());
         assert_eq!(
             r.is_ok(),
-            ["registry", "no-mask"].contains(&name),
+            ["registry", "no-mask", "registry-legacy", "registry-padded"].contains(&name),
             "{name}: {r:?}"
         );
     }

@@ -24,7 +24,8 @@ import drgn
 from drgn.helpers.linux.kallsyms import load_vmlinux_kallsyms
 
 # include/linux/malloc_type.h, LP64 (x86_64 and arm64): struct malloc_type_internal is
-# u64 mti_probes[2], u32 mti_zone, u32 mti_flags, the statistics, u64 mti_id, the list
+# u64 mti_probes[2], u32 mti_zone, u32 mti_flags, the counters (a per-CPU struct
+# malloc_type_counters: its six u64 in the order the stream has them), u64 mti_id, the list
 # head, char mti_probename[32], the two texts, mti_events, mti_owner, mti_in_use, mti_peak.
 KS_SHORTDESC = 0
 KS_MTI = 16

@@ -217,7 +217,9 @@ fn errno_of(e: &Error) -> c_int {
             _ => libc::EIO,
         }),
         Error::OutOfRange { .. } => libc::EINVAL,
-        Error::Version { .. } | Error::DataError(_) => libc::EINVAL,
+        Error::Version { .. } | Error::VmcoreinfoVersion { .. } | Error::DataError(_) => {
+            libc::EINVAL
+        }
         Error::Kvm(_) | Error::KvmNoSymbol { .. } | Error::KvmShortRead { .. } => libc::EINVAL,
     }
 }

@@ -1,9 +1,10 @@
 //! A synthetic kernel and its ELF core, for the tests of `memstat::kvm`: physical memory with
 //! the kernel's page tables (x86_64 with 4 or 5 levels and 2 MiB pages, arm64 with 4 or 16 KiB
 //! pages), a malloc type registry laid out as `mm/malloc_type.c` has it, per-CPU statistics
-//! behind `__per_cpu_offset`, the vmcoreinfo note that describes it all, written either as
-//! QEMU's `dump-guest-memory` writes a core (physical segments) or as `/proc/kcore` shows one
-//! (virtual segments).
+//! behind `__per_cpu_offset` (a `struct malloc_type_counters` as the vmcoreinfo describes it,
+//! or the older kernels' `struct malloc_type_stats`: [`Record`]), the vmcoreinfo note that
+//! describes it all, written either as QEMU's `dump-guest-memory` writes a core (physical
+//! segments) or as `/proc/kcore` shows one (virtual segments).
 
 use memstat::stream::CpuStats;
 
@@ -31,6 +32,75 @@ pub struct TypeSpec {
     pub stats: Vec<CpuStats>,
     /// Defined in a module: the structure lives in module memory.
     pub in_module: bool,
+}
+
+/// The six counters of a per-CPU record, in the stream's order.
+pub const COUNTERS: [&str; 6] = [
+    "mts_memalloced",
+    "mts_memfreed",
+    "mts_numallocs",
+    "mts_numfrees",
+    "mts_size",
+    "mts_numfailures",
+];
+
+/// How the per-CPU record of a type (what `mti_stats` points to) is laid out, and described in
+/// the vmcoreinfo.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Record {
+    /// The kernels before `NUMBER(MALLOC_TYPE_VMCOREINFO_VERSION)`: the record is the stream's
+    /// `struct malloc_type_stats`, `SIZE(malloc_type_stats)=64`, the six counters first in the
+    /// stream's order, then zeros.
+    Legacy,
+    /// Version 1: `struct malloc_type_counters` of `size` bytes with the counters (in the
+    /// stream's order, [`COUNTERS`]) at `offsets`, its other bytes junk (`0xa5`).
+    Counters { size: u64, offsets: [u64; 6] },
+}
+
+impl Record {
+    /// What `mm/malloc_type.c` writes today: 48 bytes, the counters in the stream's order.
+    pub const DEFAULT: Record = Record::Counters {
+        size: 48,
+        offsets: [0, 8, 16, 24, 32, 40],
+    };
+
+    /// The bytes of one record.
+    pub fn size(&self) -> u64 {
+        match self {
+            Record::Legacy => 64,
+            Record::Counters { size, .. } => *size,
+        }
+    }
+
+    /// The offsets of the counters, in the stream's order.
+    pub fn offsets(&self) -> [u64; 6] {
+        match self {
+            Record::Legacy => [0, 8, 16, 24, 32, 40],
+            Record::Counters { offsets, .. } => *offsets,
+        }
+    }
+
+    /// Its vmcoreinfo lines.
+    pub fn lines(&self) -> Vec<String> {
+        match self {
+            Record::Legacy => vec!["SIZE(malloc_type_stats)=64".into()],
+            Record::Counters { size, offsets } => {
+                let mut v = vec![
+                    "NUMBER(MALLOC_TYPE_VMCOREINFO_VERSION)=1".to_string(),
+                    format!("SIZE(malloc_type_counters)={size}"),
+                ];
+                for (f, o) in COUNTERS.iter().zip(offsets) {
+                    v.push(format!("OFFSET(malloc_type_counters.{f})={o}"));
+                }
+                v
+            }
+        }
+    }
+
+    /// The distance between two types' records in the per-CPU area: 64 bytes or more.
+    fn stride(&self) -> u64 {
+        self.size().max(64).div_ceil(16) * 16
+    }
 }
 
 struct Region {
@@ -266,6 +336,29 @@ impl Guest {
         paging: Paging,
         mti: u64,
     ) -> Guest {
+        Guest::kernel_with(types, ncpus, possible, paging, mti, Record::DEFAULT)
+    }
+
+    /// [`Guest::kernel`] with per-CPU records laid out and described as `record` says.
+    pub fn kernel_with_record(
+        types: &[TypeSpec],
+        ncpus: usize,
+        possible: &[bool],
+        paging: Paging,
+        record: Record,
+    ) -> Guest {
+        Guest::kernel_with(types, ncpus, possible, paging, 16, record)
+    }
+
+    /// [`Guest::kernel`] with `ks_mti` at offset `mti` and per-CPU records as `record` says.
+    pub fn kernel_with(
+        types: &[TypeSpec],
+        ncpus: usize,
+        possible: &[bool],
+        paging: Paging,
+        mti: u64,
+        record: Record,
+    ) -> Guest {
         let mut g = Guest::new(paging, 8);
         g.mti_offset = mti;
         let [image, direct, module, percpu] = g.bases();
@@ -317,10 +410,15 @@ impl Guest {
                 Some("vmlinux") => vmlinux,
                 Some(o) => g.string(2, o),
             };
-            let stats = p_base + 64 * i as u64;
+            let stride = record.stride();
+            let stats = p_base + stride * i as u64;
             for (c, s) in t.stats.iter().enumerate() {
-                let at = percpu + ((c as u64) << 16) + 64 * i as u64;
-                for (k, v) in [
+                let at = percpu + ((c as u64) << 16) + stride * i as u64;
+                if let Record::Counters { size, .. } = record {
+                    // What the record holds besides the counters: not to be read as them.
+                    g.write(at, &vec![0xa5; size as usize]);
+                }
+                for (v, o) in [
                     s.memalloced,
                     s.memfreed,
                     s.numallocs,
@@ -329,9 +427,9 @@ impl Guest {
                     s.numfailures,
                 ]
                 .iter()
-                .enumerate()
+                .zip(record.offsets())
                 {
-                    g.write_u64(at + 8 * k as u64, *v);
+                    g.write_u64(at + o, *v);
                 }
             }
             g.write_u64(mtp, name);
@@ -391,7 +489,9 @@ impl Guest {
         ] {
             g.line(format!("OFFSET(malloc_type_internal.{f})={o}"));
         }
-        g.line("SIZE(malloc_type_stats)=64");
+        for l in record.lines() {
+            g.line(l);
+        }
         g.line("NUMBER(MALLOC_TYPE_EV_PEAK)=2");
         g.line(format!("SYMBOL(__per_cpu_offset)={ncpu_off:x}"));
         g.line(format!("SYMBOL(__cpu_possible_mask)={mask:x}"));
@@ -548,6 +648,17 @@ pub fn registry_core(
     possible: Option<&[u64]>,
     offsets: &[(u64, u64)],
 ) -> Vec<u8> {
+    registry_core_with(Record::DEFAULT, ntypes, ncpus, possible, offsets)
+}
+
+/// [`registry_core`] with per-CPU records laid out and described as `record` says.
+pub fn registry_core_with(
+    record: Record,
+    ntypes: u64,
+    ncpus: u64,
+    possible: Option<&[u64]>,
+    offsets: &[(u64, u64)],
+) -> Vec<u8> {
     let types: Vec<TypeSpec> = (0..ntypes)
         .map(|i| TypeSpec {
             name: format!("type{i}"),
@@ -560,7 +671,7 @@ pub fn registry_core(
             in_module: false,
         })
         .collect();
-    let mut g = Guest::kernel(
+    let mut g = Guest::kernel_with_record(
         &types,
         1,
         &[true],
@@ -568,14 +679,16 @@ pub fn registry_core(
             levels: 4,
             huge: false,
         },
+        record,
     );
     // Zeros in the direct map: the per-CPU offsets, the possible mask, the statistics.
+    let stride = record.stride();
     let table = g.alloc(1, 8 * ncpus);
     let mask = g.alloc(1, ncpus.div_ceil(64) * 8);
-    let stats = g.alloc(1, 64 * ntypes);
+    let stats = g.alloc(1, stride * ntypes);
     let addrs = g.type_addrs().to_vec();
     for (i, mtp) in addrs.into_iter().enumerate() {
-        g.write_u64(mtp + g.mti_offset + 16, stats + 64 * i as u64);
+        g.write_u64(mtp + g.mti_offset + 16, stats + stride * i as u64);
     }
     for &c in possible.unwrap_or(&[]) {
         let at = mask + c / 8;
