@@ -517,11 +517,15 @@ nomem:
  * Unregistering a type is two steps, so that a module's types share one
  * grace period: malloc_type_unpublish() takes the type out of the registry
  * and clears mti_stats, and after synchronize_rcu() malloc_type_destroy()
- * checks for leaks and frees the statistics. The accounting loads
- * mti_stats and updates the counters with preemption disabled, an
- * RCU-sched read-side critical section, and the RCU readers of the registry
- * (the /proc/malloc_stats stream) hold rcu_read_lock(): all of them have
- * finished with the type once the grace period has elapsed.
+ * checks for leaks and frees the statistics. The readers of the counters
+ * (the /proc/malloc_stats stream, the sums of the Rust API) hold
+ * rcu_read_lock() or keep preemption disabled, as does a charge that fires
+ * an event or tracks a peak: all of them have finished with the type once
+ * the grace period has elapsed. A plain charge (the per-CPU updates of an
+ * allocation or a free) runs with preemption enabled and needs none of
+ * this: a type is unpublished only when nothing can charge it any more,
+ * its module's code being gone and any block with its record freed (see
+ * malloc_type_keep()).
  */
 static struct malloc_type_counters __percpu *
 malloc_type_unpublish(struct malloc_type *mtp)

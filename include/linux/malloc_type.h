@@ -159,7 +159,9 @@ struct malloc_type_counters {
  * only by mm/malloc_type.c, under the registry mutex: at registration (boot,
  * or module coming), @mti_stats last with a release store; at unregistration
  * (module freed), @mti_stats cleared, and the statistics freed only after an
- * RCU grace period, since the accounting uses them with preemption disabled.
+ * RCU grace period, since their readers and the traced charges use them
+ * under rcu_read_lock() or with preemption disabled; a plain charge needs
+ * neither, as a type is unregistered only when nothing can charge it.
  * Readers outside the mutex use READ_ONCE() (atomic loads in Rust).
  */
 struct malloc_type_internal {

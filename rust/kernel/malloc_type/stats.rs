@@ -25,7 +25,10 @@ use crate::{
     alloc::AllocError,
     bindings,
     cpu::CpuId,
-    ffi::c_char,
+    ffi::{
+        c_char,
+        c_ulong, //
+    },
     percpu::{
         PerCpuRef,
         PreemptGuard, //
@@ -219,6 +222,39 @@ impl MallocType {
         unsafe { PerCpuRef::from_raw(p) }
     }
 
+    /// Returns the type's per-CPU counters for a charge (the accounting of an allocation or a
+    /// free), `None` when it is not registered.
+    ///
+    /// Unlike [`MallocType::stats_ref`], no guard: the registry frees the counters of a type
+    /// only once nothing can charge it any more (`mm/malloc_type.c`). A module's types are
+    /// unregistered when the module core frees the module (`free_module()`), after its exit and
+    /// its async functions, so its code charges them no more; a type whose blocks carry a
+    /// record, which any code's `kfree()` charges back, is kept while memory is charged to it,
+    /// and unregistered only once its counters sum to nothing in use, that is after the last
+    /// update of the last charge back (`malloc_type_keep()`, `malloc_type_sweep()`); the types
+    /// of vmlinux are never unregistered.
+    ///
+    /// # Safety
+    ///
+    /// The caller charges the type, and uses the counters for the per-CPU updates of that charge
+    /// only, nothing after them.
+    #[inline(always)]
+    unsafe fn charge_ref(&self) -> Option<PerCpuRef<'_, bindings::malloc_type_counters>> {
+        // SAFETY: `mti_stats` is a valid, aligned pointer field, and the registry stores it with
+        // `smp_store_release()` or `WRITE_ONCE()`, which are atomic.
+        // ORDERING: Acquire, as in `stats_ref`.
+        let p = unsafe {
+            atomic_load(
+                ptr::addr_of_mut!((*self.as_raw()).ks_mti.mti_stats),
+                Acquire,
+            )
+        };
+        // SAFETY: `mti_stats` is NULL or the type's per-CPU counters, which stay allocated for
+        // the charge (safety requirements: the registry does not free them while the type can
+        // be charged) and are written only with per-CPU operations.
+        unsafe { PerCpuRef::from_raw(p) }
+    }
+
     /// Returns whether the type is registered (has statistics).
     ///
     /// # Context
@@ -395,8 +431,35 @@ impl MallocType {
     /// Any context.
     #[inline(always)]
     pub(crate) fn account_alloc_class(&self, size: usize, zindx: i32, bit: u64) {
-        // The statistics stay allocated, and the task on this CPU, until `rcu` is dropped: the
-        // event names the record that was updated.
+        if trace::malloc_events() {
+            let w = trace::events_word(self);
+            if trace::has_work(w, bindings::DTMALLOC_PROBE_MALLOC, trace::malloc_enabled) {
+                self.account_alloc_traced(size, zindx, bit, w);
+                return;
+            }
+        }
+        // SAFETY: This is an allocation's charge of the type, which uses the counters for the
+        // three updates below only.
+        let Some(s) = (unsafe { self.charge_ref() }) else {
+            return;
+        };
+        // CAST: `usize` and `u64` have the same width on 64-bit kernels.
+        percpu_u64!(s, bindings::malloc_type_counters, mts_memalloced).add(size as u64);
+        percpu_u64!(s, bindings::malloc_type_counters, mts_numallocs).inc();
+        percpu_u64!(s, bindings::malloc_type_counters, mts_size).or(bit);
+    }
+
+    /// [`MallocType::account_alloc_class`] of a type whose allocation has more to do than count
+    /// (its `mti_events` word `w`, see [`trace::has_work`]): the counters, then the peak and
+    /// the event, with preemption disabled throughout, so that the event names the record that
+    /// was updated and the type stays registered for it. Out of line: only tracing calls it.
+    ///
+    /// # Context
+    ///
+    /// Any context.
+    #[cold]
+    #[inline(never)]
+    fn account_alloc_traced(&self, size: usize, zindx: i32, bit: u64, w: c_ulong) {
         let rcu = PreemptGuard::new();
         let Some(s) = self.stats_ref(&rcu) else {
             return;
@@ -405,15 +468,10 @@ impl MallocType {
         percpu_u64!(s, bindings::malloc_type_counters, mts_memalloced).add(size as u64);
         percpu_u64!(s, bindings::malloc_type_counters, mts_numallocs).inc();
         percpu_u64!(s, bindings::malloc_type_counters, mts_size).or(bit);
-        if trace::malloc_events() {
-            let w = trace::events_word(self);
-            let probe = bindings::DTMALLOC_PROBE_MALLOC;
-            if trace::has_work(w, probe, trace::malloc_enabled) {
-                // SAFETY: `self` is registered (`s` exists) and the record is this CPU's,
-                // updated just above; `rcu` keeps preemption disabled until after the call.
-                unsafe { trace::on_event(self, w, probe, s.this_cpu_ptr(&rcu), size, zindx) };
-            }
-        }
+        let probe = bindings::DTMALLOC_PROBE_MALLOC;
+        // SAFETY: `self` is registered (`s` exists) and the record is this CPU's, updated just
+        // above; `rcu` keeps preemption disabled until after the call.
+        unsafe { trace::on_event(self, w, probe, s.this_cpu_ptr(&rcu), size, zindx) };
     }
 
     /// Charges `size` bytes that the caller got from another allocator (a `kmem_cache`, a
@@ -511,7 +569,32 @@ impl MallocType {
     /// Any context.
     #[inline(always)]
     pub(crate) fn account_free(&self, size: usize) {
-        // As in `account_alloc`.
+        if trace::free_events() {
+            let w = trace::events_word(self);
+            if trace::has_work(w, bindings::DTMALLOC_PROBE_FREE, trace::free_enabled) {
+                self.account_free_traced(size, w);
+                return;
+            }
+        }
+        // SAFETY: This is a free's charge of the type, which uses the counters for the two
+        // updates below only.
+        let Some(s) = (unsafe { self.charge_ref() }) else {
+            return;
+        };
+        // CAST: `usize` and `u64` have the same width on 64-bit kernels.
+        percpu_u64!(s, bindings::malloc_type_counters, mts_memfreed).add(size as u64);
+        percpu_u64!(s, bindings::malloc_type_counters, mts_numfrees).inc();
+    }
+
+    /// [`MallocType::account_free`] with more to do than count, as
+    /// [`MallocType::account_alloc_traced`].
+    ///
+    /// # Context
+    ///
+    /// Any context.
+    #[cold]
+    #[inline(never)]
+    fn account_free_traced(&self, size: usize, w: c_ulong) {
         let rcu = PreemptGuard::new();
         let Some(s) = self.stats_ref(&rcu) else {
             return;
@@ -519,14 +602,9 @@ impl MallocType {
         // CAST: `usize` and `u64` have the same width on 64-bit kernels.
         percpu_u64!(s, bindings::malloc_type_counters, mts_memfreed).add(size as u64);
         percpu_u64!(s, bindings::malloc_type_counters, mts_numfrees).inc();
-        if trace::free_events() {
-            let w = trace::events_word(self);
-            let probe = bindings::DTMALLOC_PROBE_FREE;
-            if trace::has_work(w, probe, trace::free_enabled) {
-                // SAFETY: As in `account_alloc`.
-                unsafe { trace::on_event(self, w, probe, s.this_cpu_ptr(&rcu), size, 0) };
-            }
-        }
+        let probe = bindings::DTMALLOC_PROBE_FREE;
+        // SAFETY: As in `account_alloc_traced`.
+        unsafe { trace::on_event(self, w, probe, s.this_cpu_ptr(&rcu), size, 0) };
     }
 }
 
