@@ -450,10 +450,14 @@ impl MallocType {
             }
         };
 
+        // The new block is charged before the old one is charged back, so that the type's
+        // counters never sum to nothing in use while a block of it moves: the registry keeps a
+        // type whose blocks carry records until they do (`malloc_type_keep()`), and
+        // `krealloc_mt()` may move the record of a type whose module has unloaded.
+        self.account_alloc(new_class, zindx(new_size));
         if ptr.is_some() {
             self.account_free(old_class);
         }
-        self.account_alloc(new_class, zindx(new_size));
         Ok(NonNull::slice_from_raw_parts(new, new_size))
     }
 
@@ -861,12 +865,13 @@ impl MallocType {
             // SAFETY: The caller's safety requirements are those of `realloc_unaccounted`.
             _ => unsafe { KVmalloc::realloc_unaccounted(ptr, layout, old_layout, flags, nid) }?,
         };
-        if let Some((size, _)) = old {
-            self.account_free(size);
-        }
+        // The new block first, as in `realloc_layout_uncounted`.
         if layout.size() != 0 {
             let (size, zindx) = kvmalloc_accounting(new.cast(), layout.size());
             self.account_alloc(size, zindx);
+        }
+        if let Some((size, _)) = old {
+            self.account_free(size);
         }
         Ok(new)
     }
