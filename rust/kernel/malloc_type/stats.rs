@@ -438,15 +438,12 @@ impl MallocType {
                 return;
             }
         }
-        // SAFETY: This is an allocation's charge of the type, which uses the counters for the
-        // three updates below only.
+        // SAFETY: This is an allocation's charge of the type, which uses the counters for its
+        // per-CPU updates (`count_alloc`) only.
         let Some(s) = (unsafe { self.charge_ref() }) else {
             return;
         };
-        // CAST: `usize` and `u64` have the same width on 64-bit kernels.
-        percpu_u64!(s, bindings::malloc_type_counters, mts_memalloced).add(size as u64);
-        percpu_u64!(s, bindings::malloc_type_counters, mts_numallocs).inc();
-        percpu_u64!(s, bindings::malloc_type_counters, mts_size).or(bit);
+        count_alloc(s, size, bit);
     }
 
     /// [`MallocType::account_alloc_class`] of a type whose allocation has more to do than count
@@ -464,10 +461,7 @@ impl MallocType {
         let Some(s) = self.stats_ref(&rcu) else {
             return;
         };
-        // CAST: `usize` and `u64` have the same width on 64-bit kernels.
-        percpu_u64!(s, bindings::malloc_type_counters, mts_memalloced).add(size as u64);
-        percpu_u64!(s, bindings::malloc_type_counters, mts_numallocs).inc();
-        percpu_u64!(s, bindings::malloc_type_counters, mts_size).or(bit);
+        count_alloc(s, size, bit);
         let probe = bindings::DTMALLOC_PROBE_MALLOC;
         // SAFETY: `self` is registered (`s` exists) and the record is this CPU's, updated just
         // above; `rcu` keeps preemption disabled until after the call.
@@ -576,14 +570,12 @@ impl MallocType {
                 return;
             }
         }
-        // SAFETY: This is a free's charge of the type, which uses the counters for the two
-        // updates below only.
+        // SAFETY: This is a free's charge of the type, which uses the counters for its per-CPU
+        // updates (`count_free`) only.
         let Some(s) = (unsafe { self.charge_ref() }) else {
             return;
         };
-        // CAST: `usize` and `u64` have the same width on 64-bit kernels.
-        percpu_u64!(s, bindings::malloc_type_counters, mts_memfreed).add(size as u64);
-        percpu_u64!(s, bindings::malloc_type_counters, mts_numfrees).inc();
+        count_free(s, size);
     }
 
     /// [`MallocType::account_free`] with more to do than count, as
@@ -599,13 +591,29 @@ impl MallocType {
         let Some(s) = self.stats_ref(&rcu) else {
             return;
         };
-        // CAST: `usize` and `u64` have the same width on 64-bit kernels.
-        percpu_u64!(s, bindings::malloc_type_counters, mts_memfreed).add(size as u64);
-        percpu_u64!(s, bindings::malloc_type_counters, mts_numfrees).inc();
+        count_free(s, size);
         let probe = bindings::DTMALLOC_PROBE_FREE;
         // SAFETY: As in `account_alloc_traced`.
         unsafe { trace::on_event(self, w, probe, s.this_cpu_ptr(&rcu), size, 0) };
     }
+}
+
+/// The per-CPU updates of an allocation of `size` accounted bytes whose size class has the
+/// `mts_size` bit `bit` (0 for none), on the current CPU's record of `s`.
+#[inline(always)]
+fn count_alloc(s: PerCpuRef<'_, bindings::malloc_type_counters>, size: usize, bit: u64) {
+    // CAST: `usize` and `u64` have the same width on 64-bit kernels.
+    percpu_u64!(s, bindings::malloc_type_counters, mts_memalloced).add(size as u64);
+    percpu_u64!(s, bindings::malloc_type_counters, mts_numallocs).inc();
+    percpu_u64!(s, bindings::malloc_type_counters, mts_size).or(bit);
+}
+
+/// The per-CPU updates of a free of `size` accounted bytes, on the current CPU's record of `s`.
+#[inline(always)]
+fn count_free(s: PerCpuRef<'_, bindings::malloc_type_counters>, size: usize) {
+    // CAST: `usize` and `u64` have the same width on 64-bit kernels.
+    percpu_u64!(s, bindings::malloc_type_counters, mts_memfreed).add(size as u64);
+    percpu_u64!(s, bindings::malloc_type_counters, mts_numfrees).inc();
 }
 
 #[cfg(CONFIG_RUST_MALLOC_TYPE_KUNIT_TEST)]
