@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The vmcore test of make check: QEMU writes a test guest's memory as an ELF
-vmcore, and memstat -M must read from it the stream the guest read just
-before, byte for byte, with drgn as a second, independent reader.
+vmcore, and memstat -M must read from it a stream that lies between the two
+the guest read just before and just after, with drgn as a second,
+independent reader of the same vmcore.
 
   vmcore.py watch LOG QMP DIR
       Runs beside a boot (run-qemu.sh with MT_QMP=QMP): follows the console
@@ -14,12 +15,14 @@ before, byte for byte, with drgn as a second, independent reader.
   vmcore.py check --dir DIR --log LOG --vmlinux VMLINUX --memstat BIN
                   [--drgn PYTHON] [--other-kernel VMLINUX]
                   [--nomt-kernel BZIMAGE --nomt-vmlinux VMLINUX]
-      Judges the last quiet dump of LOG (the guest read the same stream
-      before and after it): the guest's stream (base64 in LOG, SHA-256
-      checked) must be what `memstat -M vmcore -N VMLINUX --save` writes,
-      and what `memstat -M vmcore` (the vmcoreinfo alone) writes; drgn's
-      reading (vmcore-drgn.py, run by PYTHON) must give the same types,
-      ids and counters. Then bad input, each one clear line on stderr and
+      Judges the last dump of LOG: `memstat -M vmcore -N VMLINUX --save`
+      and `memstat -M vmcore` (the vmcoreinfo alone) must write the same
+      stream, which must lie between the streams the guest read just before
+      and just after the dump (base64 in LOG, SHA-256 checked): the same
+      types, and every per-CPU counter between its two values, as the
+      counters only grow (every kmalloc of the guest is charged, so they
+      move); drgn's reading (vmcore-drgn.py, run by PYTHON) must give the
+      same types, ids and counters as memstat -M's. Then bad input, each one clear line on stderr and
       exit status 1: the vmcore cut short, a file that is no core, another
       kernel as -N, and with --nomt-kernel the vmcore of a kernel without
       malloc types (booted here, without an initramfs, to the panic of a
@@ -40,7 +43,7 @@ import sys
 import tempfile
 import time
 
-MARK = re.compile(r"MT-VMCORE: (dump|b64|sha256|quiet|moved) (\d+)(?: (\S+))?\s*$")
+MARK = re.compile(r"MT-VMCORE: (dump|b64|sha256|after|sha256a) (\d+)(?: (\S+))?\s*$")
 
 
 def qmp_connect(path, deadline):
@@ -153,30 +156,61 @@ class Checks:
 
 
 def guest_stream(log):
-    """The stream of the last quiet dump: (n, bytes) or (None, why)."""
-    b64, sha, quiet = {}, {}, []
+    """The streams the guest read just before and just after its last dump:
+    (n, before, after), or (None, why, None)."""
+    parts = {"b64": {}, "after": {}}
+    sha = {"b64": {}, "after": {}}
+    last = None
     with open(log, errors="replace") as f:
         for line in f:
             m = MARK.search(line)
             if not m:
                 continue
             kind, n, rest = m.groups()
-            if kind == "b64":
-                b64.setdefault(n, []).append(rest or "")
+            if kind in parts:
+                parts[kind].setdefault(n, []).append(rest or "")
             elif kind == "sha256":
-                sha[n] = rest
-            elif kind == "quiet":
-                quiet.append(n)
-    if not quiet:
-        return None, "the guest reported no quiet dump (guest test 78)"
-    n = quiet[-1]
-    try:
-        data = base64.b64decode("".join(b64.get(n, [])), validate=True)
-    except ValueError as e:
-        return None, f"dump {n}: the stream's base64 is damaged: {e}"
-    if hashlib.sha256(data).hexdigest() != sha.get(n):
-        return None, f"dump {n}: the stream's SHA-256 does not match (console output mixed in?)"
-    return n, data
+                sha["b64"][n] = rest
+            elif kind == "sha256a":
+                sha["after"][n] = rest
+                last = n
+    if last is None:
+        return None, "the guest reported no dump with its streams (guest test 78)", None
+    n, out = last, []
+    for kind in ("b64", "after"):
+        try:
+            data = base64.b64decode("".join(parts[kind].get(n, [])), validate=True)
+        except ValueError as e:
+            return None, f"dump {n}: the stream's base64 is damaged: {e}", None
+        if hashlib.sha256(data).hexdigest() != sha[kind].get(n):
+            return None, f"dump {n}: the stream's SHA-256 does not match (console output mixed in?)", None
+        out.append(data)
+    return n, out[0], out[1]
+
+
+def between(before, core, after):
+    """Why the stream CORE does not lie between BEFORE and AFTER, or None.
+
+    The three have the same types (names, ids, zones, owners) in the same
+    order, and each per-CPU counter of CORE lies between the two others:
+    the byte and allocation counters and the failures only grow, and the
+    size classes used (mts_size) only gain bits."""
+    b, c, a = parse_stream(before), parse_stream(core), parse_stream(after)
+    key = lambda t: (t["name"], t["id"], t["zone"], t["owner"])
+    if [key(t) for t in b["types"]] != [key(t) for t in a["types"]]:
+        return "the types changed between the two reads of the guest"
+    if b["maxcpus"] != c["maxcpus"] or [key(t) for t in c["types"]] != [key(t) for t in b["types"]]:
+        return (f"{len(c['types'])} types ({c['maxcpus']} CPUs) against "
+                f"{len(b['types'])} ({b['maxcpus']} CPUs) read by the guest")
+    for tb, tc, ta in zip(b["types"], c["types"], a["types"]):
+        for cpu, (sb, sc, sa) in enumerate(zip(tb["stats"], tc["stats"], ta["stats"])):
+            for i in (0, 1, 2, 3, 5):
+                if not sb[i] <= sc[i] <= sa[i]:
+                    return (f"type {tc['name']!r}, CPU {cpu}: counter {i} is {sc[i]}, "
+                            f"not between {sb[i]} and {sa[i]}")
+            if sb[4] & ~sc[4] or sc[4] & ~sa[4]:
+                return f"type {tc['name']!r}, CPU {cpu}: mts_size {sc[4]:#x} not between {sb[4]:#x} and {sa[4]:#x}"
+    return None
 
 
 def parse_stream(data):
@@ -244,11 +278,11 @@ def table(memstat, path):
 
 def check(args):
     c = Checks(args.label)
-    n, data = guest_stream(args.log)
+    n, data, after = guest_stream(args.log)
     if n is None:
         c.fail(data)
         return c
-    c.ok(f"the guest read a {len(data)}-byte stream just before dump {n} and the same after it")
+    c.ok(f"the guest read a {len(data)}-byte stream just before dump {n} and a {len(after)}-byte one after it")
     vmcore = os.path.join(args.dir, f"vmcore-{n}")
     if not c.judge(os.path.exists(vmcore), f"QEMU wrote {vmcore}",
                    "no such file (see the watcher's log)"):
@@ -258,6 +292,7 @@ def check(args):
         guest = os.path.join(tmp, "guest.stream")
         with open(guest, "wb") as f:
             f.write(data)
+        core = None
         for kernel in ([args.vmlinux], []):
             out = os.path.join(tmp, "core.stream")
             cmd = [args.memstat, "-M", vmcore] + (["-N"] + kernel if kernel else []) + ["--save", out]
@@ -268,8 +303,15 @@ def check(args):
                 continue
             with open(out, "rb") as f:
                 got = f.read()
-            if not c.judge(got == data, f"{what}: the guest's stream, byte for byte",
-                           f"{len(got)} bytes against {len(data)}"):
+            if kernel:
+                core = got
+            elif core is not None and not c.judge(
+                    got == core, f"{what}: the same stream as with -N vmlinux",
+                    f"{len(got)} bytes against {len(core)}"):
+                continue
+            why = between(data, got, after)
+            if not c.judge(why is None, f"{what}: {len(parse_stream(got)['types'])} types, "
+                           "every counter between the guest's two reads", why):
                 print("the guest's /proc/malloc_stats:\n" + table(args.memstat, guest))
                 print("memstat -M:\n" + table(args.memstat, out))
         r = run([args.memstat, "-M", vmcore, "-N", args.vmlinux, "-m", "-l", "-H", "--name", "binder*"])
@@ -282,14 +324,15 @@ def check(args):
                 c.fail(f"drgn: exit {r.returncode}: {r.stderr.decode(errors='replace').strip()[-400:]}")
             else:
                 drgn = json.loads(r.stdout)
-                want = parse_stream(data)
+                want = parse_stream(core if core is not None else data)
                 same = drgn == want
                 why = ""
                 if not same:
                     names = {t["name"] for t in want["types"]} ^ {t["name"] for t in drgn["types"]}
                     why = f"{len(drgn['types'])} types against {len(want['types'])}; differing: {sorted(names)[:5]}"
                 c.judge(same, f"drgn {run([args.drgn, '-c', 'import drgn; print(drgn.__version__)']).stdout.decode().strip()}"
-                        f" reads the same {len(want['types'])} types, ids and per-CPU counters", why)
+                        f" reads the same {len(want['types'])} types, ids and per-CPU counters"
+                        " from the vmcore as memstat -M", why)
 
         # Bad input: one line on stderr, exit status 1, nothing on stdout.
         cut = os.path.join(tmp, "vmcore-cut")
