@@ -91,7 +91,7 @@ static const struct kernel_param_ops default_types_ops = {
 };
 module_param_cb(default_types, &default_types_ops, &default_types, 0444);
 MODULE_PARM_DESC(default_types,
-		 "Charge untyped Rust allocations to the default types (1, default) or not (0)");
+		 "Charge untyped kmalloc and Rust allocations to the default types (1, default) or not (0)");
 
 /* Zone i > 0 allocates from malloc_type_buckets[i]; [0] is unused. */
 static kmem_buckets *malloc_type_buckets[MALLOC_TYPE_MAX_ZONES];
@@ -172,7 +172,9 @@ void *malloc_type_zone_alloc(const struct malloc_type *mtp, size_t size,
 	if (zone > 0 && zone < MALLOC_TYPE_MAX_ZONES &&
 	    !(flags & (__GFP_DMA | __GFP_RECLAIMABLE)))
 		b = malloc_type_buckets[zone];
-	return kmem_buckets_alloc_node_track_caller(b, size, flags, node);
+	/* The caller charges the block to @mtp: no default type. */
+	return alloc_hooks_typed(__kmalloc_node_track_caller_noprof(PASS_KMALLOC_PARAMS(size, b,
+			__kmalloc_token(size)), flags, node, _RET_IP_));
 }
 EXPORT_SYMBOL_GPL(malloc_type_zone_alloc);
 
@@ -457,34 +459,23 @@ EXPORT_SYMBOL_GPL(malloc_type_for_each);
 /* mth_owner of the stream holds any module name. */
 static_assert(MODULE_NAME_LEN <= MALLOC_MAX_OWNER);
 
-static int malloc_type_register(struct malloc_type *mtp, struct module *mod)
+/* Registers @mtp for @owner, which outlives its registration, with @flags. */
+static int __malloc_type_register(struct malloc_type *mtp, const char *owner,
+				  u32 flags)
 {
 	struct malloc_type_internal *mti = &mtp->ks_mti;
 	struct malloc_type_counters __percpu *stats;
-	u32 flags = MALLOC_TYPE_F_RECORDS;
-	const char *owner = "vmlinux";
 
 	lockdep_assert_held(&malloc_type_mutex);
 
-	if (WARN_ON_ONCE(READ_ONCE(mti->mti_stats)))
-		return -EBUSY;
-	if (mod) {
-		/* A type in the module's area may be kept after the unload. */
-		flags = MALLOC_TYPE_F_MODULE;
-		owner = malloc_type_area_register(mtp);
-		if (owner)
-			flags |= MALLOC_TYPE_F_RECORDS;
-		else
-			owner = mod->name;
-	}
 	strscpy(mti->mti_probename, mtp->ks_shortdesc);
 	malloc_type_probe_name(mti->mti_probename);
 	if (malloc_type_texts_init(mtp))
-		goto nomem;
+		return -ENOMEM;
 	stats = alloc_percpu(struct malloc_type_counters);
 	if (!stats) {
 		malloc_type_texts_free(mtp);
-		goto nomem;
+		return -ENOMEM;
 	}
 
 	memset(mti->mti_probes, 0, sizeof(mti->mti_probes));
@@ -505,12 +496,54 @@ static int malloc_type_register(struct malloc_type *mtp, struct module *mod)
 	list_add_rcu(&mti->mti_list, &malloc_type_list);
 	WRITE_ONCE(malloc_type_nr, malloc_type_nr + 1);
 	return 0;
-
-nomem:
-	if (mod && (flags & MALLOC_TYPE_F_RECORDS))
-		malloc_type_area_unregister(mtp);
-	return -ENOMEM;
 }
+
+static int malloc_type_register(struct malloc_type *mtp, struct module *mod)
+{
+	u32 flags = MALLOC_TYPE_F_RECORDS;
+	const char *owner = "vmlinux";
+	int ret;
+
+	lockdep_assert_held(&malloc_type_mutex);
+
+	if (WARN_ON_ONCE(READ_ONCE(mtp->ks_mti.mti_stats)))
+		return -EBUSY;
+	if (mod) {
+		/* A type in the module's area may be kept after the unload. */
+		flags = MALLOC_TYPE_F_MODULE;
+		owner = malloc_type_area_register(mtp);
+		if (owner)
+			flags |= MALLOC_TYPE_F_RECORDS;
+		else
+			owner = mod->name;
+	}
+	ret = __malloc_type_register(mtp, owner, flags);
+	if (ret && mod && (flags & MALLOC_TYPE_F_RECORDS))
+		malloc_type_area_unregister(mtp);
+	return ret;
+}
+
+#ifdef CONFIG_MALLOC_TYPES_DEFAULT
+/**
+ * malloc_type_register_default() - register a default type
+ * @mtp: the type, in memory of the registry's (mm/malloc_type_default.c),
+ *	which malloc_type_default_free() frees once the type is destroyed.
+ * @owner: "vmlinux" or the module's name, as long-lived as @mtp.
+ * @module: whether the type is a module's.
+ *
+ * Context: under malloc_type_mutex.
+ * Return: 0 or -ENOMEM.
+ */
+int malloc_type_register_default(struct malloc_type *mtp, const char *owner,
+				 bool module)
+{
+	u32 flags = MALLOC_TYPE_F_RECORDS | MALLOC_TYPE_F_DEFAULT;
+
+	if (module)
+		flags |= MALLOC_TYPE_F_MODULE;
+	return __malloc_type_register(mtp, owner, flags);
+}
+#endif
 
 #ifdef CONFIG_MODULES
 /*
@@ -587,7 +620,9 @@ static void malloc_type_destroy(struct malloc_type *mtp,
 		malloc_type_warn_leak(mtp, allocs, bytes);
 	free_percpu(stats);
 	malloc_type_texts_free(mtp);
-	if (READ_ONCE(mtp->ks_mti.mti_flags) & MALLOC_TYPE_F_RECORDS) {
+	if (READ_ONCE(mtp->ks_mti.mti_flags) & MALLOC_TYPE_F_DEFAULT) {
+		malloc_type_default_free(mtp);
+	} else if (READ_ONCE(mtp->ks_mti.mti_flags) & MALLOC_TYPE_F_RECORDS) {
 		mutex_lock(&malloc_type_mutex);
 		malloc_type_area_unregister(mtp);
 		mutex_unlock(&malloc_type_mutex);
@@ -794,6 +829,21 @@ void malloc_type_module_unload(struct module *mod)
 {
 	struct malloc_type_counters __percpu **stats;
 	unsigned int i, n = mod->num_malloc_types;
+	struct malloc_type *mtp;
+
+	/* The default type the registry made for the module, if any. */
+	mutex_lock(&malloc_type_mutex);
+	mtp = malloc_type_default_module_take(mod);
+	if (mtp) {
+		struct malloc_type_counters __percpu *s;
+
+		s = malloc_type_keep(mtp) ? NULL : malloc_type_unpublish(mtp);
+		mutex_unlock(&malloc_type_mutex);
+		synchronize_rcu();
+		malloc_type_destroy(mtp, s);
+	} else {
+		mutex_unlock(&malloc_type_mutex);
+	}
 
 	if (!n)
 		goto sweep;
@@ -849,8 +899,10 @@ static int malloc_type_module_coming(struct module *mod)
 		pr_warn("module %s: cannot register its malloc types: %d\n",
 			mod->name, ret);
 		malloc_type_module_unload(mod);
+		return ret;
 	}
-	return ret;
+	malloc_type_default_module_coming(mod);
+	return 0;
 }
 
 static int malloc_type_module_notify(struct notifier_block *nb,
@@ -951,6 +1003,7 @@ static int __init malloc_type_init(void)
 		}
 	}
 	mutex_unlock(&malloc_type_mutex);
+	malloc_type_default_init();
 
 #ifdef CONFIG_MODULES
 	malloc_type_areas_init();
@@ -961,4 +1014,9 @@ static int __init malloc_type_init(void)
 	pr_info("%u types, %u zones\n", malloc_type_count(), numzones);
 	return 0;
 }
-core_initcall(malloc_type_init);
+
+/*
+ * Early, after the size classes (the initcall above): the kmalloc blocks of
+ * the initcalls and of driver_init() are charged to their default types.
+ */
+early_initcall(malloc_type_init);

@@ -514,7 +514,7 @@ static void kfree_charges_back(struct kunit *test)
 					KMALLOC_MAX_CACHE_SIZE + 1, 20000 };
 	struct malloc_type *types[] = { M_KUNIT_C_KFREE, M_KUNIT_C_ZONE_A,
 					M_KUNIT_C_ZONE_B };
-	struct malloc_type *t = M_KUNIT_C_KFREE, *heap_type;
+	struct malloc_type *t = M_KUNIT_C_KFREE, *heap_type, *def;
 	struct malloc_type_counters before;
 	struct kfree_rcu_block *r;
 	void *bulk[2];
@@ -586,11 +586,18 @@ static void kfree_charges_back(struct kunit *test)
 	kfree(q);
 	KUNIT_EXPECT_EQ(test, mt_mem_use(t), 0);
 
-	/* No record of a type that is not registered (as one on the heap). */
+	/*
+	 * No record of a type that is not registered (as one on the heap).
+	 * The block of a plain kmalloc() may carry its default type's record:
+	 * it is taken off and charged back first.
+	 */
 	heap_type = kzalloc_obj(*heap_type);
 	KUNIT_ASSERT_NOT_NULL(test, heap_type);
 	p = kmalloc(10, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, p);
+	def = malloc_type_obj_take(p, NULL);
+	if (def)
+		malloc_type_freed(def, kmalloc_size_roundup(10));
 	KUNIT_EXPECT_EQ(test, malloc_type_obj_set(p, heap_type, GFP_KERNEL),
 			-EOPNOTSUPP);
 	KUNIT_EXPECT_NULL(test, malloc_type_obj_take(p, NULL));
@@ -599,6 +606,115 @@ static void kfree_charges_back(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, malloc_type_obj_take(p, t));
 	kfree(p);
 	kfree(heap_type);
+}
+
+/* The zindx of the size class of @size bytes: its index in the zone sizes. */
+static u32 malloc_type_c_zindx(size_t size)
+{
+	size_t class = kmalloc_size_roundup(size);
+	u32 z;
+
+	for (z = 0; malloc_type_zone_size(z); z++)
+		if (malloc_type_zone_size(z) == class)
+			return z;
+	return 63;
+}
+
+/* A cache of one's own, whose objects kmalloc's default types do not charge. */
+struct default_type_obj {
+	u64 a[3];
+};
+
+/*
+ * kmalloc() and its friends without a type charge the default type of the
+ * code that calls them: for this file, built in, the type named after its
+ * KBUILD_MODNAME, owned by vmlinux. The size class (or pages) is charged,
+ * with its bit in mts_size; any free charges it back, krealloc() that moves
+ * the block charges the new block and the old one back. A call site whose
+ * caller charges the block itself (alloc_hooks_typed()), and a cache of
+ * one's own, are not charged.
+ */
+static void default_type_of_kmalloc(struct kunit *test)
+{
+	static const size_t sizes[] = { 8, 100, 4096, 20000 };
+	struct malloc_type_counters before, after;
+	struct kmem_cache *cache;
+	struct malloc_type *def;
+	u64 bytes = 0, allocs = 0;
+	void *p[ARRAY_SIZE(sizes) * 3], *q;
+	size_t i, n = 0;
+
+	if (!IS_ENABLED(CONFIG_MALLOC_TYPES_DEFAULT) || !malloc_type_default_tags())
+		kunit_skip(test, "default types are off");
+
+	/* The type: the record of a block of this file's kmalloc(). */
+	q = kmalloc(1, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, q);
+	def = malloc_type_obj_take(q, NULL);
+	KUNIT_ASSERT_NOT_NULL(test, def);
+	KUNIT_EXPECT_STREQ(test, def->ks_shortdesc, KBUILD_MODNAME);
+	KUNIT_EXPECT_STREQ(test, def->ks_mti.mti_owner, "vmlinux");
+	KUNIT_EXPECT_EQ(test, malloc_type_obj_set(q, def, GFP_KERNEL), 0);
+	kfree(q);
+
+	before = mt_sum(def);
+	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+		size_t charged = sizes[i] <= KMALLOC_MAX_CACHE_SIZE ?
+			kmalloc_size_roundup(sizes[i]) :
+			PAGE_SIZE << get_order(sizes[i]);
+
+		p[n++] = kmalloc(sizes[i], GFP_KERNEL);
+		p[n++] = kzalloc(sizes[i], GFP_KERNEL);
+		p[n++] = kcalloc(1, sizes[i], GFP_KERNEL);
+		bytes += 3 * charged;
+		allocs += 3;
+	}
+	for (i = 0; i < n; i++)
+		KUNIT_ASSERT_NOT_NULL(test, p[i]);
+	after = mt_sum(def);
+	KUNIT_EXPECT_EQ(test, after.mts_memalloced - before.mts_memalloced, bytes);
+	KUNIT_EXPECT_EQ(test, after.mts_numallocs - before.mts_numallocs, allocs);
+	KUNIT_EXPECT_EQ(test, after.mts_numfrees, before.mts_numfrees);
+	KUNIT_EXPECT_TRUE(test, after.mts_size & BIT_ULL(malloc_type_c_zindx(100)));
+
+	/* Freed by kfree(), kvfree() and kfree_bulk(): all charged back. */
+	kfree(p[0]);
+	kvfree(p[1]);
+	kfree_bulk(n - 2, p + 2);
+	after = mt_sum(def);
+	KUNIT_EXPECT_EQ(test, after.mts_memfreed - before.mts_memfreed, bytes);
+	KUNIT_EXPECT_EQ(test, after.mts_numfrees - before.mts_numfrees, allocs);
+
+	/* krealloc() moving a block: the new one charged, the old one back. */
+	before = mt_sum(def);
+	p[0] = kmalloc(10, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, p[0]);
+	q = krealloc(p[0], 1000, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, q);
+	after = mt_sum(def);
+	KUNIT_EXPECT_EQ(test, after.mts_numallocs - before.mts_numallocs, 2);
+	KUNIT_EXPECT_EQ(test, after.mts_numfrees - before.mts_numfrees, 1);
+	KUNIT_EXPECT_EQ(test, (s64)(after.mts_memalloced - after.mts_memfreed) -
+			(s64)(before.mts_memalloced - before.mts_memfreed),
+			(s64)kmalloc_size_roundup(1000));
+	kfree(q);
+
+	/* Not charged: a typed call site, and a cache of one's own. */
+	before = mt_sum(def);
+	q = alloc_hooks_typed(kmalloc_noprof(64, GFP_KERNEL));
+	KUNIT_ASSERT_NOT_NULL(test, q);
+	KUNIT_EXPECT_NULL(test, malloc_type_obj_take(q, NULL));
+	kfree(q);
+	cache = KMEM_CACHE(default_type_obj, 0);
+	KUNIT_ASSERT_NOT_NULL(test, cache);
+	q = kmem_cache_alloc(cache, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, q);
+	KUNIT_EXPECT_NULL(test, malloc_type_obj_take(q, NULL));
+	kmem_cache_free(cache, q);
+	kmem_cache_destroy(cache);
+	after = mt_sum(def);
+	KUNIT_EXPECT_EQ(test, after.mts_numallocs, before.mts_numallocs);
+	KUNIT_EXPECT_EQ(test, after.mts_numfrees, before.mts_numfrees);
 }
 
 /*
@@ -646,6 +762,7 @@ static struct kunit_case malloc_type_c_cases[] = {
 	KUNIT_CASE(kvmalloc_kvfree),
 	KUNIT_CASE(zones_from_c),
 	KUNIT_CASE_SLOW(kfree_charges_back),
+	KUNIT_CASE(default_type_of_kmalloc),
 	{}
 };
 

@@ -89,6 +89,44 @@ static inline void malloc_type_area_unregister(struct malloc_type *mtp)
 }
 #endif
 
+struct module;
+
+/*
+ * The default types (mm/malloc_type_default.c): registered by the registry
+ * (mm/malloc_type.c) in memory that malloc_type_default_free() frees; a
+ * module's is made while the module is coming and taken from it when the
+ * module is freed. Registry mutex held by the callers of
+ * malloc_type_register_default() and malloc_type_default_module_take().
+ */
+#ifdef CONFIG_MALLOC_TYPES_DEFAULT
+int malloc_type_register_default(struct malloc_type *mtp, const char *owner,
+				 bool module);
+void __init malloc_type_default_init(void);
+void malloc_type_default_free(struct malloc_type *mtp);
+#else
+static inline void malloc_type_default_init(void)
+{
+}
+
+static inline void malloc_type_default_free(struct malloc_type *mtp)
+{
+}
+#endif
+#if defined(CONFIG_MALLOC_TYPES_DEFAULT) && defined(CONFIG_MODULES)
+void malloc_type_default_module_coming(struct module *mod);
+struct malloc_type *malloc_type_default_module_take(struct module *mod);
+#else
+static inline void malloc_type_default_module_coming(struct module *mod)
+{
+}
+
+static inline struct malloc_type *
+malloc_type_default_module_take(struct module *mod)
+{
+	return NULL;
+}
+#endif
+
 struct iov_iter;
 struct malloc_type_stream;
 

@@ -82,7 +82,10 @@
  * "malloc_types"), so its blocks may carry a record (malloc_type_obj_set()).
  * MALLOC_TYPE_F_RECORDED: a block of the type has carried one, so that a
  * kfree() by other code may charge the type back after its module unloaded.
+ * MALLOC_TYPE_F_DEFAULT: a default type the registry allocated
+ * (mm/malloc_type_default.c), freed when it is destroyed.
  */
+#define MALLOC_TYPE_F_DEFAULT		0x20000000
 #define MALLOC_TYPE_F_RECORDS		0x40000000
 #define MALLOC_TYPE_F_RECORDED		0x80000000
 
@@ -284,6 +287,17 @@ static inline void malloc_type_module_unload(struct module *mod)
 }
 #endif
 
+struct kmem_cache;
+
+/*
+ * The default types of kmalloc (mm/malloc_type_default.c): the charge of a
+ * block that the slab allocator's kmalloc paths make (mm/slub.c).
+ */
+#ifdef CONFIG_MALLOC_TYPES_DEFAULT
+void malloc_type_kmalloc_charge(struct kmem_cache *s, void *object,
+				struct malloc_type *mtp, gfp_t flags);
+#endif
+
 struct pt_regs;
 
 #ifdef CONFIG_MALLOC_TYPE_MEMGUARD
@@ -407,12 +421,13 @@ size_t malloc_type_memguard_block(const void *p, size_t *charged);
 extern bool malloc_type_memguard_kunit_expect;
 #endif
 /**
- * struct malloc_type_default_switch - whether untyped Rust allocations are charged
+ * struct malloc_type_default_switch - whether untyped allocations are charged
  * @off: on when the kernel was booted with malloc_types.default_types=0:
  *	Kmalloc, Vmalloc and KVmalloc then leave their allocations uncharged
  *	instead of charging the default types "rust kmalloc", "rust vmalloc"
- *	and "rust kvmalloc". Set while the boot parameters are parsed, before
- *	any Rust code runs, and never changed after.
+ *	and "rust kvmalloc", and the default types of kmalloc are not
+ *	registered (mm/malloc_type_default.c). Set while the boot parameters
+ *	are parsed, before any Rust code runs, and never changed after.
  *
  * A struct around the key for Rust's static_branch_unlikely!(), as above.
  */
@@ -460,6 +475,12 @@ size_t malloc_type_zone_size(u32 zindx);
  * dumps and /proc/kcore (called by crash_save_vmcoreinfo_init()).
  */
 void malloc_type_vmcoreinfo_setup(void);
+/*
+ * Charges one kmalloc block of @size bytes (its cache's object size, or the
+ * pages of a large kmalloc) to @mtp, with its size class: the charge of a
+ * default type (implemented in Rust, rust/kernel/malloc_type/c_api.rs).
+ */
+void malloc_type_kmalloc_charged(struct malloc_type *mtp, unsigned long size);
 /* The record of a block's type (mm/malloc_type_slab.c), for the C API. */
 int malloc_type_obj_set(const void *p, struct malloc_type *mtp, gfp_t gfp);
 struct malloc_type *malloc_type_obj_take(const void *p, struct malloc_type *mtp);

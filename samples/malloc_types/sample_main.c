@@ -18,6 +18,10 @@
  *   Warning: memory type c sample leak leaked memory on destroy
  *   (N allocations, 256*N bytes leaked).
  *
+ * A plain kzalloc() of 100 bytes, kept until unload, is charged to the
+ * module's default type, "malloc_types_sample" (with
+ * CONFIG_MALLOC_TYPES_DEFAULT): code that names no type is accounted too.
+ *
  * The Rust sample beside it is samples/rust/rust_malloc_types.rs.
  */
 
@@ -42,6 +46,7 @@ MODULE_PARM_DESC(leak, "Blocks of 256 bytes to leak on purpose, shown at unload 
 static u8 *buf;		/* kmalloc_mt(1024), grown to 4096 with kreallocf_mt() */
 static u64 *array;	/* kmalloc_array_mt(64, sizeof(u64)): 512 bytes */
 static unsigned long page;	/* __get_free_pages_mt(order 0): one page */
+static void *untyped;		/* kzalloc(100): the default type's 128 bytes */
 
 static int __init malloc_types_sample_init(void)
 {
@@ -77,8 +82,12 @@ static int __init malloc_types_sample_init(void)
 	page = __get_free_pages_mt(GFP_KERNEL, 0, M_C_SAMPLE_PAGES);
 	if (!page)
 		goto out_array;
-	if (sample_table_create())
+	/* No type given: charged to the module's default type. */
+	untyped = kzalloc(100, GFP_KERNEL);
+	if (!untyped)
 		goto out_page;
+	if (sample_table_create())
+		goto out_untyped;
 
 	for (i = 0; i < min(leak, 1000U); i++) {
 		/* Leaked on purpose: nothing keeps the pointer. */
@@ -88,6 +97,8 @@ static int __init malloc_types_sample_init(void)
 	pr_info("loaded, %u blocks of \"c sample leak\" leaked on purpose\n", i);
 	return 0;
 
+out_untyped:
+	kfree(untyped);
 out_page:
 	free_pages_mt(page, 0, M_C_SAMPLE_PAGES);
 out_array:
@@ -100,6 +111,7 @@ out_buf:
 static void __exit malloc_types_sample_exit(void)
 {
 	sample_table_destroy();
+	kfree(untyped);
 	free_pages_mt(page, 0, M_C_SAMPLE_PAGES);
 	kfree_mt(array, M_C_SAMPLE_BUF);
 	kfree_mt(buf, M_C_SAMPLE_BUF);

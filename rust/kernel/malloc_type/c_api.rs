@@ -23,6 +23,7 @@
 
 use super::{
     alloc::zero_or_null,
+    zindx,
     MallocType, //
 };
 use crate::{
@@ -418,6 +419,29 @@ unsafe extern "C" fn malloc_type_allocated(mtp: *mut bindings::malloc_type, size
     if let Some(t) = unsafe { type_of(mtp) } {
         // CAST: `c_ulong` and `usize` have the same width on 64-bit kernels.
         t.allocated(size as usize);
+    }
+}
+
+/// Charges `mtp` one kmalloc block of `size` bytes, the object size of its cache or the pages of
+/// a large kmalloc, with the size class of that size (`mts_size`), as the typed allocations
+/// charge theirs: the charge of a default type, which the slab allocator makes for a `kmalloc()`
+/// of a call site whose tag names the type (`mm/malloc_type_default.c`). The free hooks charge
+/// the block back with `malloc_type_freed()`.
+///
+/// # Safety
+///
+/// As for [`malloc_type_allocated`].
+///
+/// # Context
+///
+/// Any context.
+#[export]
+unsafe extern "C" fn malloc_type_kmalloc_charged(mtp: *mut bindings::malloc_type, size: c_ulong) {
+    // SAFETY: By the safety requirements.
+    if let Some(t) = unsafe { type_of(mtp) } {
+        // CAST: `c_ulong` and `usize` have the same width on 64-bit kernels.
+        let size = size as usize;
+        t.account_alloc(size, zindx(size));
     }
 }
 

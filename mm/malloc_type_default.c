@@ -1,0 +1,351 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Malloc types: the default types of kmalloc.
+ *
+ * A kmalloc() block that no explicit type is given for is charged to a
+ * default type of the code that allocates it: for built-in code one type
+ * per KBUILD_MODNAME ("pipe", "ext4", "slub", ...), owned by vmlinux; for a
+ * module one type named after the module. The types are found through
+ * allocation profiling's tags (<linux/alloc_tag.h>): every kmalloc() call
+ * site has one, which alloc_hooks() makes current while the allocation
+ * runs (also with profiling off, while default types are on), and each tag
+ * carries the KBUILD_MODNAME of its code. At boot this file gives every tag
+ * of vmlinux the type of its name, and a module's tags the module's type
+ * while the module is coming (mm/malloc_type.c's notifier); the slab allocator's
+ * kmalloc paths then record the tag's type with the block and charge it
+ * (malloc_type_kmalloc_charge()), and every free of the block charges it
+ * back (mm/malloc_type_slab.c).
+ *
+ * An explicit type and a default type of the same name and owner are one
+ * type: a default type whose name a type defined with MALLOC_DEFINE() or
+ * malloc_define!() in vmlinux (for built-in code) or in the module has is
+ * that type. A call site whose caller charges the block to a type itself
+ * (the Rust allocators, the C API's zones) uses alloc_hooks_typed(): its
+ * tag names no type.
+ *
+ * Blocks allocated before the types are registered carry no record and are
+ * never charged.
+ */
+
+#define pr_fmt(fmt) "malloc_types: " fmt
+
+#include <linux/alloc_tag.h>
+#include <linux/hashtable.h>
+#include <linux/jhash.h>
+#include <linux/malloc_type.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+
+#include "malloc_type_internal.h"
+#include "slab.h"
+
+DEFINE_STATIC_KEY_FALSE(malloc_type_default_key);
+EXPORT_SYMBOL_GPL(malloc_type_default_key);
+
+/**
+ * struct malloc_type_default - a default type the registry allocated
+ * @mtd_type: the type.
+ * @mtd_node: link in malloc_type_default_names (vmlinux's types, at boot)
+ *	or malloc_type_default_modules (a loaded module's type).
+ * @mtd_mod: the module, while it is loaded; NULL for vmlinux.
+ * @mtd_name: the name, @mtd_type's ks_shortdesc.
+ * @mtd_owner: the owner's name: "vmlinux", or the module's, which outlives
+ *	the module with the type.
+ */
+struct malloc_type_default {
+	struct malloc_type	mtd_type;
+	struct hlist_node	mtd_node;
+	struct module		*mtd_mod;
+	char			mtd_name[MALLOC_TYPE_NAME_MAX + 1];
+	char			mtd_owner[MODULE_NAME_LEN];
+};
+
+/* The default types of the loaded modules, under malloc_type_mutex. */
+static HLIST_HEAD(malloc_type_default_modules);
+
+/**
+ * malloc_type_kmalloc_charge() - charge a kmalloc block to its default type
+ * @s: the cache of @object, or NULL for a large kmalloc.
+ * @object: the block, just allocated.
+ * @mtp: the default type of its call site.
+ * @flags: the flags of the allocation.
+ *
+ * Records @mtp with the block and charges it the size the block consumes
+ * (its cache's object size, the pages of a large kmalloc), with the size
+ * class. A block that can have no record (its slab's extension vector could
+ * not be allocated) is not charged: its free could not charge it back.
+ *
+ * Context: as for kmalloc() with @flags.
+ */
+void malloc_type_kmalloc_charge(struct kmem_cache *s, void *object,
+				struct malloc_type *mtp, gfp_t flags)
+{
+	size_t size;
+
+	if (malloc_type_obj_set(object, mtp, flags))
+		return;
+	size = s ? s->object_size : page_size(virt_to_page(object));
+	malloc_type_kmalloc_charged(mtp, size);
+}
+
+static struct malloc_type_default *to_default(struct malloc_type *mtp)
+{
+	return container_of(mtp, struct malloc_type_default, mtd_type);
+}
+
+/*
+ * Allocates and registers a default type named @name (cut to
+ * MALLOC_TYPE_NAME_MAX bytes) for @owner. Under malloc_type_mutex.
+ */
+static struct malloc_type_default *
+malloc_type_default_create(const char *name, const char *owner, bool module)
+{
+	struct malloc_type_default *mtd = kzalloc(sizeof(*mtd), GFP_KERNEL);
+
+	lockdep_assert_held(&malloc_type_mutex);
+
+	if (!mtd)
+		return NULL;
+	strscpy(mtd->mtd_name, name);
+	strscpy(mtd->mtd_owner, owner);
+	mtd->mtd_type.ks_shortdesc = mtd->mtd_name;
+	mtd->mtd_type.ks_longdesc = "default type";
+	if (malloc_type_register_default(&mtd->mtd_type, mtd->mtd_owner,
+					 module)) {
+		kfree(mtd);
+		return NULL;
+	}
+	return mtd;
+}
+
+/**
+ * malloc_type_default_free() - free a default type the registry allocated
+ * @mtp: the type, unregistered and destroyed.
+ */
+void malloc_type_default_free(struct malloc_type *mtp)
+{
+	kfree(to_default(mtp));
+}
+
+#ifdef CONFIG_MODULES
+/* The registered type of module @mod named @name, or NULL. Under the mutex. */
+static struct malloc_type *malloc_type_module_find(struct module *mod,
+						   const char *name)
+{
+	unsigned int i;
+
+	lockdep_assert_held(&malloc_type_mutex);
+
+	for (i = 0; i < mod->num_malloc_types; i++) {
+		struct malloc_type *mtp = mod->malloc_types_ptrs[i];
+
+		if (READ_ONCE(mtp->ks_mti.mti_stats) &&
+		    !strncmp(mtp->ks_shortdesc, name, MALLOC_TYPE_NAME_MAX))
+			return mtp;
+	}
+	return NULL;
+}
+#endif
+
+/*
+ * vmlinux's types by name, while the boot walk runs: its explicit types,
+ * then the default types the walk creates.
+ */
+struct malloc_type_name_entry {
+	struct hlist_node	node;
+	struct malloc_type	*mtp;
+};
+
+static struct hlist_head * __init
+malloc_type_name_head(struct hlist_head *names, unsigned int bits,
+		      const char *name)
+{
+	u32 hash = jhash(name, strnlen(name, MALLOC_TYPE_NAME_MAX), 0);
+
+	return &names[hash_min(hash, bits)];
+}
+
+static int __init malloc_type_name_add(struct hlist_head *names,
+				       unsigned int bits,
+				       struct malloc_type *mtp)
+{
+	struct malloc_type_name_entry *e = kmalloc(sizeof(*e), GFP_KERNEL);
+
+	if (!e)
+		return -ENOMEM;
+	e->mtp = mtp;
+	hlist_add_head(&e->node,
+		       malloc_type_name_head(names, bits, mtp->ks_shortdesc));
+	return 0;
+}
+
+/* The type of vmlinux named @name, created if there is none. */
+static struct malloc_type * __init
+malloc_type_default_lookup(struct hlist_head *names, unsigned int bits,
+			   const char *name)
+{
+	struct malloc_type_name_entry *e;
+	struct malloc_type_default *mtd;
+
+	hlist_for_each_entry(e, malloc_type_name_head(names, bits, name), node)
+		if (!strncmp(e->mtp->ks_shortdesc, name, MALLOC_TYPE_NAME_MAX))
+			return e->mtp;
+
+	mtd = malloc_type_default_create(name, "vmlinux", false);
+	if (!mtd)
+		return NULL;
+	if (malloc_type_name_add(names, bits, &mtd->mtd_type))
+		return NULL;
+	return &mtd->mtd_type;
+}
+
+extern struct alloc_tag __start_alloc_tags[];
+extern struct alloc_tag __stop_alloc_tags[];
+
+/**
+ * malloc_type_default_init() - give vmlinux's allocation tags their types
+ *
+ * Registers one default type per KBUILD_MODNAME that vmlinux's tags name
+ * (an explicit type of vmlinux with the name stands for it) and sets each
+ * tag's type; then, unless malloc_types.default_types=0, turns the
+ * charging on.
+ *
+ * Context: the registry's initcall, after vmlinux's explicit types are
+ * registered.
+ */
+void __init malloc_type_default_init(void)
+{
+	const unsigned int bits = 10;
+	struct malloc_type_name_entry *e;
+	struct hlist_node *tmp;
+	struct hlist_head *names;
+	struct malloc_type *mtp = NULL;
+	const char *last = NULL;
+	struct alloc_tag *tag;
+	unsigned int i, failed = 0, before = malloc_type_count();
+
+	if (static_branch_unlikely(&malloc_type_default_types.off))
+		return;
+	names = kcalloc(1U << bits, sizeof(*names), GFP_KERNEL);
+	if (!names) {
+		pr_warn("no memory for the default types\n");
+		return;
+	}
+
+	mutex_lock(&malloc_type_mutex);
+	/* Only vmlinux's types are registered yet. */
+	list_for_each_entry(mtp, &malloc_type_list, ks_mti.mti_list)
+		if (malloc_type_name_add(names, bits, mtp))
+			break;
+	mtp = NULL;
+	for (tag = __start_alloc_tags; tag < __stop_alloc_tags; tag++) {
+		const char *name = tag->malloc_type_name;
+
+		if (!name || !*name)
+			continue;
+		/* The tags of one file are next to each other. */
+		if (name != last) {
+			mtp = malloc_type_default_lookup(names, bits, name);
+			last = name;
+			if (!mtp)
+				failed++;
+		}
+		WRITE_ONCE(tag->malloc_type, mtp);
+	}
+	mutex_unlock(&malloc_type_mutex);
+
+	for (i = 0; i < 1U << bits; i++)
+		hlist_for_each_entry_safe(e, tmp, &names[i], node)
+			kfree(e);
+	kfree(names);
+
+	if (failed)
+		pr_warn("%u default types could not be registered\n", failed);
+	static_branch_enable(&malloc_type_default_key);
+	pr_info("%u default types for %zu kmalloc call sites of vmlinux\n",
+		malloc_type_count() - before,
+		(size_t)(__stop_alloc_tags - __start_alloc_tags));
+}
+
+#ifdef CONFIG_MODULES
+/**
+ * malloc_type_default_module_coming() - give a module's allocation tags a type
+ * @mod: the module, coming, its own types registered.
+ *
+ * The module's tags are its section "alloc_tags", which the symbols
+ * __start_alloc_tags and __stop_alloc_tags delimit (lib/codetag.c finds them
+ * so too). The module's default type is named after it: its explicit type of
+ * that name if it defines one, else a type the registry allocates, which
+ * stays while blocks charged to it live, as the module's own types do.
+ * Without memory for it, the module's kmalloc blocks are not charged.
+ *
+ * Context: the module notifier, before the module's init function runs.
+ */
+void malloc_type_default_module_coming(struct module *mod)
+{
+	struct malloc_type_default *mtd;
+	struct alloc_tag *start, *stop, *tag;
+	struct malloc_type *mtp;
+
+	if (static_branch_unlikely(&malloc_type_default_types.off))
+		return;
+	preempt_disable();
+	start = (void *)find_kallsyms_symbol_value(mod, "__start_alloc_tags");
+	stop = (void *)find_kallsyms_symbol_value(mod, "__stop_alloc_tags");
+	preempt_enable();
+	if (!start || !stop)
+		return;
+	/* Only the tags of code that names no type itself need one. */
+	for (tag = start; tag < stop; tag++)
+		if (tag->malloc_type_name)
+			break;
+	if (tag == stop)
+		return;
+
+	mutex_lock(&malloc_type_mutex);
+	mtp = malloc_type_module_find(mod, mod->name);
+	if (!mtp) {
+		mtd = malloc_type_default_create(mod->name, mod->name, true);
+		if (mtd) {
+			mtd->mtd_mod = mod;
+			hlist_add_head(&mtd->mtd_node,
+				       &malloc_type_default_modules);
+			mtp = &mtd->mtd_type;
+		}
+	}
+	mutex_unlock(&malloc_type_mutex);
+	if (!mtp)
+		pr_warn("module %s: no default type: its kmalloc blocks are not charged\n",
+			mod->name);
+
+	for (tag = start; tag < stop; tag++)
+		WRITE_ONCE(tag->malloc_type,
+			   tag->malloc_type_name ? mtp : NULL);
+}
+
+/**
+ * malloc_type_default_module_take() - the default type the registry made for a module
+ * @mod: the module, being freed.
+ *
+ * Return: the type, no longer linked to @mod, for the caller to unregister;
+ * NULL if the module has none (its explicit type stands for it, or it made
+ * no allocation tag).
+ */
+struct malloc_type *malloc_type_default_module_take(struct module *mod)
+{
+	struct malloc_type_default *mtd;
+
+	lockdep_assert_held(&malloc_type_mutex);
+
+	hlist_for_each_entry(mtd, &malloc_type_default_modules, mtd_node) {
+		if (mtd->mtd_mod == mod) {
+			hlist_del_init(&mtd->mtd_node);
+			mtd->mtd_mod = NULL;
+			return &mtd->mtd_type;
+		}
+	}
+	return NULL;
+}
+#endif /* CONFIG_MODULES */
