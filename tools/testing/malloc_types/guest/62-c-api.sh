@@ -34,6 +34,10 @@ page=4K
 [ "$(uname -m)" = aarch64 ] && page=16K
 r=$(row "c sample pages")
 [ "$r" = "1 $page 1" ] || fail "c sample pages: '$r', want '1 $page 1'"
+# The module's default type: its plain kzalloc(100), kept until unload.
+r=$(grep '^ *malloc_types_sample ' $types)
+[ "$r" = "malloc_types_sample     1     1K        1    0     0       - malloc_types_sample  128" ] ||
+	fail "the default type malloc_types_sample: '$r'"
 msg='malloc_types_sample: a block of 200 bytes has 256 usable'
 dmesg | grep -qF "$msg" || fail "no '$msg' in the kernel log (malloc_usable_size())"
 r=$(memstat -m -H --name c_sample_buf)
@@ -65,6 +69,7 @@ r=$(grep '^c sample leak ' $types)
 [ "$r" = "c sample leak     3     1K        3    0     0       - malloc_types_sample  256" ] ||
 	fail "c sample leak row after rmmod: '$r'"
 grep '^ *c sample ' $types | grep -v '^c sample leak ' && fail "C sample types still listed after rmmod"
+grep '^ *malloc_types_sample ' $types && fail "the default type of malloc_types_sample still listed after rmmod"
 
 # fs/pipe.c: a pipe is its pipe_inode_info and its ring of pipe_buffers, two
 # allocations of "pipe". Each row() holds one pipe of its own (the command

@@ -1,7 +1,8 @@
 #!/bin/sh
 # The main job in the production guest: real typed allocations in a running
 # kernel, read with the project's tools.
-#  - memstat -m before the workloads;
+#  - memstat -m before the workloads (the 20 types that hold the most
+#    memory: every kmalloc of the kernel is charged to a type);
 #  - the workloads: the Rust malloc types sample (every form of the API,
 #    leak=4), the C sample (every function of the C API, leak=2), shell
 #    pipelines (pipes are charged to the C type "pipe"), the trace test
@@ -15,7 +16,9 @@
 #    recorded while they run, and the kernel stacks of "binder work" under
 #    the Binder workload (dtmalloc stacks: the top 3, a flame graph and a
 #    pprof profile, which run.sh on the host writes to the cache);
-#  - memstat -m after, then memstat -m -l for the workloads' types: their
+#  - memstat -m after (the 20 largest again), how much of the kmalloc
+#    caches' memory the types hold, then memstat -m -l for the workloads'
+#    types: their
 #    failed allocations, peak bytes in use (tracked from the start through
 #    /proc/malloc_types_peak) and owning modules;
 #  - the kernel's leak warnings when the samples are unloaded with
@@ -34,8 +37,21 @@ echo "cpus: $(grep -c ^processor /proc/cpuinfo)   memory: $(sed -n 's/^MemTotal:
 echo "malloc types: $(cat /proc/sys/kernel/malloc_count)   zones: $(cat /proc/sys/vm/malloc_numzones)" \
 	"  size classes: $(tr '\t' ' ' </proc/sys/vm/malloc_zone_sizes)"
 
-banner "memstat -m (before the workloads)"
-run memstat -m -H
+# The 20 types that hold the most memory.
+top() { memstat -m -H -s memuse >/tmp/top.out || { echo "FAILED: memstat -m -s memuse"; rc=1; }; head -n 21 /tmp/top.out; }
+# Bytes in use in the kmalloc caches (/proc/slabinfo: active objects times
+# object size; not the kmalloc-no-objext caches, which hold the slab
+# allocator's own vectors) and bytes the types hold.
+coverage() {
+	memstat --prometheus >/tmp/cov.prom || { echo "FAILED: memstat --prometheus"; rc=1; return; }
+	slab=$(awk '$1 ~ /^(dma-)?kmalloc-/ && $1 !~ /^kmalloc-no-objext-/ { b += $2 * $4 } END { printf "%d", b }' /proc/slabinfo)
+	typed=$(awk '/^malloc_type_in_use_bytes\{/ { b += $NF } END { printf "%d", b }' /tmp/cov.prom)
+	echo "kmalloc caches: $((slab / 1024)) KiB in use; the types hold $((typed / 1024)) KiB ($((typed * 100 / slab))%)"
+}
+
+banner "memstat -m (before the workloads: the 20 types that hold the most)"
+top
+coverage
 
 # The peaks of the workloads' types, tracked from now (or from their
 # registration, for the modules loaded below).
@@ -117,8 +133,9 @@ for f in binder-work.svg binder-work.pprof; do
 	base64 -w 76 /tmp/$f | sed "s/^/MT-FILE: $f /"
 done
 
-banner "memstat -m (after the workloads; the samples and rnull are still loaded, binderfs mounted)"
-run memstat -m -H
+banner "memstat -m (after the workloads, the 20 largest; the samples and rnull are still loaded, binderfs mounted)"
+top
+coverage
 
 banner "memstat -m -l (failures, peak KiB in use and owner of the workloads' types)"
 # Probe names (white space as `_`): a pattern has no spaces.
