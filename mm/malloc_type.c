@@ -805,11 +805,20 @@ void __init malloc_type_vmcoreinfo_setup(void)
 #endif /* CONFIG_VMCORE_INFO */
 
 #ifdef CONFIG_MODULES
+/* The @i-th type of module @mod: its own, then @def, its default type. */
+static struct malloc_type *malloc_type_of_module(struct module *mod,
+						 struct malloc_type *def,
+						 unsigned int i)
+{
+	return i < mod->num_malloc_types ? mod->malloc_types_ptrs[i] : def;
+}
+
 /**
  * malloc_type_module_unload() - unregister a module's malloc types
  * @mod: the module.
  *
- * Takes the module's types out of the registry, logs FreeBSD's warning for
+ * Takes the module's types, and the default type the registry made for it
+ * (mm/malloc_type_default.c), out of the registry, logs FreeBSD's warning for
  * each that still has memory charged, and frees their statistics; but keeps
  * a type whose blocks carry records while memory is charged to it (see
  * malloc_type_keep()), and unregisters the kept types that have nothing
@@ -829,21 +838,14 @@ void malloc_type_module_unload(struct module *mod)
 {
 	struct malloc_type_counters __percpu **stats;
 	unsigned int i, n = mod->num_malloc_types;
-	struct malloc_type *mtp;
+	struct malloc_type *def;
 
-	/* The default type the registry made for the module, if any. */
+	/* The module's types, and the default type the registry made for it. */
 	mutex_lock(&malloc_type_mutex);
-	mtp = malloc_type_default_module_take(mod);
-	if (mtp) {
-		struct malloc_type_counters __percpu *s;
-
-		s = malloc_type_keep(mtp) ? NULL : malloc_type_unpublish(mtp);
-		mutex_unlock(&malloc_type_mutex);
-		synchronize_rcu();
-		malloc_type_destroy(mtp, s);
-	} else {
-		mutex_unlock(&malloc_type_mutex);
-	}
+	def = malloc_type_default_module_take(mod);
+	mutex_unlock(&malloc_type_mutex);
+	if (def)
+		n++;
 
 	if (!n)
 		goto sweep;
@@ -852,7 +854,7 @@ void malloc_type_module_unload(struct module *mod)
 	if (!stats) {
 		/* ...or, without memory for that, have one each. */
 		for (i = 0; i < n; i++) {
-			struct malloc_type *mtp = mod->malloc_types_ptrs[i];
+			struct malloc_type *mtp = malloc_type_of_module(mod, def, i);
 			struct malloc_type_counters __percpu *s;
 
 			mutex_lock(&malloc_type_mutex);
@@ -867,7 +869,7 @@ void malloc_type_module_unload(struct module *mod)
 
 	mutex_lock(&malloc_type_mutex);
 	for (i = 0; i < n; i++) {
-		struct malloc_type *mtp = mod->malloc_types_ptrs[i];
+		struct malloc_type *mtp = malloc_type_of_module(mod, def, i);
 
 		stats[i] = malloc_type_keep(mtp) ? NULL :
 						   malloc_type_unpublish(mtp);
@@ -876,7 +878,7 @@ void malloc_type_module_unload(struct module *mod)
 
 	synchronize_rcu();
 	for (i = 0; i < n; i++)
-		malloc_type_destroy(mod->malloc_types_ptrs[i], stats[i]);
+		malloc_type_destroy(malloc_type_of_module(mod, def, i), stats[i]);
 	kvfree(stats);
 sweep:
 	malloc_type_sweep();
