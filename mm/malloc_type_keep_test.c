@@ -4,8 +4,10 @@
  * kmalloc_mt(), a small and a large slab object and a large kmalloc, and
  * hands them to malloc_type_keep_test_holder, which frees them with kfree()
  * after this module may have unloaded; one more block it frees itself with
- * kfree(). Guest test 36 checks that the type stays registered while the
- * holder has them, and that their frees are charged back to it.
+ * kfree(). It hands the holder a block of plain kmalloc() too, charged to
+ * the module's default type (with CONFIG_MALLOC_TYPES_DEFAULT). Guest test
+ * 36 checks that the types stay registered while the holder has their
+ * blocks, and that their frees are charged back to them.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -40,7 +42,15 @@ static int __init malloc_type_keep_test_init(void)
 			return ret;
 		}
 	}
-	return 0;
+
+	/* No type given: the module's default type, "malloc_type_keep_test". */
+	p = kmalloc(100, GFP_KERNEL);
+	if (!p)
+		return -ENOMEM;
+	ret = malloc_type_keep_test_hold(p);
+	if (ret)
+		kfree(p);
+	return ret;
 }
 module_init(malloc_type_keep_test_init);
 
