@@ -47,8 +47,8 @@ EXPORT_SYMBOL_GPL(malloc_type_default_key);
 /**
  * struct malloc_type_default - a default type the registry allocated
  * @mtd_type: the type.
- * @mtd_node: link in malloc_type_default_names (vmlinux's types, at boot)
- *	or malloc_type_default_modules (a loaded module's type).
+ * @mtd_node: a module's type: link in malloc_type_default_modules while the
+ *	module is loaded.
  * @mtd_mod: the module, while it is loaded; NULL for vmlinux.
  * @mtd_name: the name, @mtd_type's ks_shortdesc.
  * @mtd_owner: the owner's name: "vmlinux", or the module's, which outlives
