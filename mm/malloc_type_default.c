@@ -130,6 +130,18 @@ void malloc_type_default_free(struct malloc_type *mtp)
 }
 
 #ifdef CONFIG_MODULES
+/*
+ * Whether @tag is of @mod's own code, whose KBUILD_MODNAME is the module's
+ * name: a module's section may also hold the tags of C helpers that LTO
+ * inlined into its Rust code (CONFIG_RUST_INLINE_HELPERS), named after
+ * rust/helpers, whose callers charge what they allocate themselves.
+ */
+static bool malloc_type_tag_of(const struct alloc_tag *tag,
+			       const struct module *mod)
+{
+	return tag->malloc_type_name && !strcmp(tag->malloc_type_name, mod->name);
+}
+
 /* The registered type of module @mod named @name, or NULL. Under the mutex. */
 static struct malloc_type *malloc_type_module_find(struct module *mod,
 						   const char *name)
@@ -297,9 +309,9 @@ void malloc_type_default_module_coming(struct module *mod)
 	preempt_enable();
 	if (!start || !stop)
 		return;
-	/* Only the tags of code that names no type itself need one. */
+	/* Only the tags of the module's code that names no type need one. */
 	for (tag = start; tag < stop; tag++)
-		if (tag->malloc_type_name)
+		if (malloc_type_tag_of(tag, mod))
 			break;
 	if (tag == stop)
 		return;
@@ -322,7 +334,7 @@ void malloc_type_default_module_coming(struct module *mod)
 
 	for (tag = start; tag < stop; tag++)
 		WRITE_ONCE(tag->malloc_type,
-			   tag->malloc_type_name ? mtp : NULL);
+			   malloc_type_tag_of(tag, mod) ? mtp : NULL);
 }
 
 /**
