@@ -537,7 +537,9 @@ static int malloc_type_register(struct malloc_type *mtp, struct module *mod)
 int malloc_type_register_default(struct malloc_type *mtp, const char *owner,
 				 bool module)
 {
-	u32 flags = MALLOC_TYPE_F_RECORDS | MALLOC_TYPE_F_DEFAULT;
+	/* Every block charged to a default type carries a record. */
+	u32 flags = MALLOC_TYPE_F_RECORDS | MALLOC_TYPE_F_RECORDED |
+		    MALLOC_TYPE_F_DEFAULT;
 
 	if (module)
 		flags |= MALLOC_TYPE_F_MODULE;
@@ -940,6 +942,7 @@ static int __init malloc_type_early_init(void)
 		static_branch_enable(&malloc_type_classes.runtime);
 		pr_info("kmalloc size classes differ from the built-in ones: looked up at run time\n");
 	}
+	malloc_type_kmalloc_bits_init();
 	return 0;
 }
 early_initcall(malloc_type_early_init);

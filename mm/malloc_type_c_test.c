@@ -37,6 +37,8 @@ MALLOC_DEFINE(M_KUNIT_C_ZONE_B, "kunit c zone b", "KUnit: zones from C");
 MALLOC_DEFINE(M_KUNIT_C_ZONE_C, "kunit c zone c", "KUnit: zones from C");
 MALLOC_DEFINE(M_KUNIT_C_ZONE_D, "kunit c zone d", "KUnit: zones from C");
 MALLOC_DEFINE(M_KUNIT_C_KFREE, "kunit c kfree", "KUnit: kfree() of a typed block");
+MALLOC_DEFINE(M_KUNIT_C_PATH, "kunit c kmalloc path",
+	      "KUnit: kmalloc_mt() in the kmalloc path");
 MALLOC_DEFINE(M_KUNIT_C_KFREE_OTHER, "kunit c kfree other",
 	      "KUnit: kfree_mt() given the wrong type");
 
@@ -718,6 +720,74 @@ static void default_type_of_kmalloc(struct kunit *test)
 }
 
 /*
+ * kmalloc_mt() and kfree_mt() take the slab allocator's kmalloc path: each
+ * block, from a slab or from the page allocator, is charged once to its type
+ * with its size class and its record, and not to the call site's default
+ * type; kfree_mt() and kfree() charge it back. Also with default types off.
+ */
+static void kmalloc_mt_in_kmalloc_path(struct kunit *test)
+{
+	static const size_t sizes[] = { 8, 100, 4096, 20000 };
+	struct malloc_type_counters before, after, def_before, def_after;
+	struct malloc_type *t = M_KUNIT_C_PATH, *def = NULL;
+	size_t i;
+	void *p;
+
+	if (IS_ENABLED(CONFIG_MALLOC_TYPES_DEFAULT) && malloc_type_default_tags()) {
+		p = kmalloc(1, GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, p);
+		def = malloc_type_obj_take(p, NULL);
+		KUNIT_ASSERT_NOT_NULL(test, def);
+		KUNIT_EXPECT_EQ(test, malloc_type_obj_set(p, def, GFP_KERNEL), 0);
+		kfree(p);
+	}
+
+	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+		size_t charged = sizes[i] <= KMALLOC_MAX_CACHE_SIZE ?
+			kmalloc_size_roundup(sizes[i]) :
+			PAGE_SIZE << get_order(sizes[i]);
+		u64 bit = sizes[i] <= KMALLOC_MAX_CACHE_SIZE ?
+			BIT_ULL(malloc_type_c_zindx(sizes[i])) : 0;
+
+		if (def)
+			def_before = mt_sum(def);
+		before = mt_sum(t);
+		p = kmalloc_mt(sizes[i], GFP_KERNEL, t);
+		KUNIT_ASSERT_NOT_NULL(test, p);
+		after = mt_sum(t);
+		KUNIT_EXPECT_EQ(test, after.mts_numallocs - before.mts_numallocs, 1);
+		KUNIT_EXPECT_EQ(test, after.mts_memalloced - before.mts_memalloced,
+				charged);
+		KUNIT_EXPECT_EQ(test, after.mts_size & bit, bit);
+		KUNIT_EXPECT_PTR_EQ(test, malloc_type_obj_take(p, t), t);
+		KUNIT_EXPECT_EQ(test, malloc_type_obj_set(p, t, GFP_KERNEL), 0);
+		if (def) {
+			def_after = mt_sum(def);
+			KUNIT_EXPECT_EQ(test, def_after.mts_numallocs,
+					def_before.mts_numallocs);
+		}
+		if (i & 1)
+			kfree(p);
+		else
+			kfree_mt(p, t);
+		after = mt_sum(t);
+		KUNIT_EXPECT_EQ(test, after.mts_numfrees - before.mts_numfrees, 1);
+		KUNIT_EXPECT_EQ(test, after.mts_memfreed - before.mts_memfreed,
+				charged);
+	}
+
+	/* kzalloc_mt() and kcalloc_mt() zero the block. */
+	p = kzalloc_mt(100, GFP_KERNEL, t);
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	KUNIT_EXPECT_TRUE(test, mem_is_zero(p, 100));
+	kfree_mt(p, t);
+	p = kcalloc_mt(10, 10, GFP_KERNEL, t);
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	KUNIT_EXPECT_TRUE(test, mem_is_zero(p, 100));
+	kfree_mt(p, t);
+}
+
+/*
  * The ways FreeBSD code places its types: a static type of this file, and a
  * type defined in another file and declared in a header, allocated with
  * from both files into one set of counters.
@@ -763,6 +833,7 @@ static struct kunit_case malloc_type_c_cases[] = {
 	KUNIT_CASE(zones_from_c),
 	KUNIT_CASE_SLOW(kfree_charges_back),
 	KUNIT_CASE(default_type_of_kmalloc),
+	KUNIT_CASE(kmalloc_mt_in_kmalloc_path),
 	{}
 };
 

@@ -13,8 +13,8 @@
  * of vmlinux the type of its name, and a module's tags the module's type
  * while the module is coming (mm/malloc_type.c's notifier); the slab allocator's
  * kmalloc paths then record the tag's type with the block and charge it
- * (malloc_type_kmalloc_charge()), and every free of the block charges it
- * back (mm/malloc_type_slab.c).
+ * (mm/slub.c), and every free of the block charges it back
+ * (mm/malloc_type_slab.c).
  *
  * An explicit type and a default type of the same name and owner are one
  * type: a default type whose name a type defined with MALLOC_DEFINE() or
@@ -64,31 +64,6 @@ struct malloc_type_default {
 
 /* The default types of the loaded modules, under malloc_type_mutex. */
 static HLIST_HEAD(malloc_type_default_modules);
-
-/**
- * malloc_type_kmalloc_charge() - charge a kmalloc block to its default type
- * @s: the cache of @object, or NULL for a large kmalloc.
- * @object: the block, just allocated.
- * @mtp: the default type of its call site.
- * @flags: the flags of the allocation.
- *
- * Records @mtp with the block and charges it the size the block consumes
- * (its cache's object size, the pages of a large kmalloc), with the size
- * class. A block that can have no record (its slab's extension vector could
- * not be allocated) is not charged: its free could not charge it back.
- *
- * Context: as for kmalloc() with @flags.
- */
-void malloc_type_kmalloc_charge(struct kmem_cache *s, void *object,
-				struct malloc_type *mtp, gfp_t flags)
-{
-	size_t size;
-
-	if (malloc_type_obj_set(object, mtp, flags))
-		return;
-	size = s ? s->object_size : page_size(virt_to_page(object));
-	malloc_type_kmalloc_charged(mtp, size);
-}
 
 static struct malloc_type_default *to_default(struct malloc_type *mtp)
 {
@@ -318,7 +293,16 @@ void malloc_type_default_module_coming(struct module *mod)
 
 	mutex_lock(&malloc_type_mutex);
 	mtp = malloc_type_module_find(mod, mod->name);
-	if (!mtp) {
+	if (mtp) {
+		u32 flags = READ_ONCE(mtp->ks_mti.mti_flags);
+
+		/* Every block charged to a default type carries a record. */
+		if (flags & MALLOC_TYPE_F_RECORDS)
+			WRITE_ONCE(mtp->ks_mti.mti_flags,
+				   flags | MALLOC_TYPE_F_RECORDED);
+		else
+			mtp = NULL;
+	} else {
 		mtd = malloc_type_default_create(mod->name, mod->name, true);
 		if (mtd) {
 			mtd->mtd_mod = mod;

@@ -136,6 +136,65 @@ struct malloc_type *malloc_type_obj_take(const void *p, struct malloc_type *mtp)
 	return old;
 }
 
+u64 malloc_type_kmalloc_bits[MALLOC_TYPE_KMALLOC_SLOTS] __ro_after_init;
+
+/**
+ * malloc_type_kmalloc_bits_init() - find the slots of the kmalloc size classes
+ *
+ * Fills malloc_type_kmalloc_bits[], by which the slab allocator's kmalloc
+ * hook (mm/slub.c) finds the size class of its block: the slot of each size
+ * class is the one kmalloc_slab() picks for a request of the class's size.
+ *
+ * Context: the registry's early initcall, after the size classes are read.
+ */
+void __init malloc_type_kmalloc_bits_init(void)
+{
+	unsigned int slot;
+	size_t size;
+	u32 z;
+
+	for (z = 0; z < 64 && (size = malloc_type_zone_size(z)); z++) {
+		if (size <= 192)
+			slot = kmalloc_size_index[size_index_elem(size)];
+		else
+			slot = fls(size - 1);
+		if (!WARN_ON_ONCE(slot >= ARRAY_SIZE(malloc_type_kmalloc_bits)))
+			malloc_type_kmalloc_bits[slot] = BIT_ULL(z);
+	}
+}
+
+/**
+ * malloc_type_kmalloc_charge() - charge a kmalloc block to a type, in general
+ * @s: the cache of @object, or NULL for a large kmalloc.
+ * @object: the block, just allocated.
+ * @mtp: the type: kmalloc_mt()'s, or the default type of the call site.
+ * @flags: the flags of the allocation.
+ * @explicit: whether @mtp is kmalloc_mt()'s type.
+ *
+ * The slab allocator's kmalloc hook (mm/slub.c) charges most blocks inline;
+ * this is the rest: a large kmalloc, a KFENCE object, a slab that has no
+ * extension vector yet, a charge with an event or a peak. Records @mtp with
+ * the block and charges it the size the block consumes (its cache's object
+ * size, the pages of a large kmalloc), with the size class. A block that can
+ * have no record (its slab's extension vector could not be allocated) is
+ * charged all the same to kmalloc_mt()'s type, which kfree_mt() charges back
+ * (as FreeBSD, which needs no record), and not to a default type, which only
+ * a record could charge back.
+ *
+ * Context: as for kmalloc() with @flags.
+ */
+void malloc_type_kmalloc_charge(struct kmem_cache *s, void *object,
+				struct malloc_type *mtp, gfp_t flags,
+				bool explicit)
+{
+	size_t size;
+
+	if (malloc_type_obj_set(object, mtp, flags) && !explicit)
+		return;
+	size = s ? s->object_size : page_size(virt_to_page(object));
+	malloc_type_kmalloc_charged(mtp, size);
+}
+
 /* The large kmalloc free hook, for a page whose private field is a record. */
 void __malloc_type_large_kmalloc_free_hook(struct page *page)
 {

@@ -20,9 +20,12 @@
  * kfree_sensitive_mt(), and kvmalloc_mt(), kvzalloc_mt(), kvmalloc_array_mt(),
  * kvfree_mt(), with malloc_usable_size(); pages with alloc_pages_mt() and
  * friends; memory of other allocators is charged with
- * malloc_type_allocated() and malloc_type_freed(). The accounting itself is
- * implemented once, in Rust (rust/kernel/malloc_type/c_api.rs); these are
- * thin wrappers.
+ * malloc_type_allocated() and malloc_type_freed(). The accounting is
+ * implemented in Rust (rust/kernel/malloc_type/), and the C API's general
+ * path calls it (rust/kernel/malloc_type/c_api.rs); kmalloc_mt() and
+ * kfree_mt() of a type of the shared caches take the slab allocator's
+ * kmalloc path instead, whose hooks update the same per-CPU counters inline
+ * (mm/slub.c).
  *
  * Documentation/core-api/malloc_types.rst describes the design.
  */
@@ -290,12 +293,24 @@ static inline void malloc_type_module_unload(struct module *mod)
 struct kmem_cache;
 
 /*
- * The default types of kmalloc (mm/malloc_type_default.c): the charge of a
- * block that the slab allocator's kmalloc paths make (mm/slub.c).
+ * The charge of a block that the slab allocator's kmalloc paths make
+ * (mm/slub.c), to kmalloc_mt()'s type or to a default type
+ * (mm/malloc_type_default.c), where it cannot be made inline
+ * (mm/malloc_type_slab.c).
  */
-#ifdef CONFIG_MALLOC_TYPES_DEFAULT
+#ifdef CONFIG_MALLOC_TYPES
 void malloc_type_kmalloc_charge(struct kmem_cache *s, void *object,
-				struct malloc_type *mtp, gfp_t flags);
+				struct malloc_type *mtp, gfp_t flags,
+				bool explicit);
+void malloc_type_kmalloc_bits_init(void);
+/*
+ * The mts_size bit of each kmalloc size class, by the slot of
+ * kmalloc_caches[][] that kmalloc_slab() picks for a request of the class's
+ * object size; 0 for a slot without a class. A slot is at most fls() of an
+ * unsigned int.
+ */
+#define MALLOC_TYPE_KMALLOC_SLOTS	(1 + BITS_PER_TYPE(unsigned int))
+extern u64 malloc_type_kmalloc_bits[MALLOC_TYPE_KMALLOC_SLOTS];
 #endif
 
 struct pt_regs;
@@ -700,6 +715,56 @@ void *malloc_type_kvmalloc_node(size_t size, gfp_t flags, int node,
 				struct malloc_type *mtp);
 void malloc_type_kvfree(const void *p, struct malloc_type *mtp);
 
+void *__kmalloc_mt_noprof(DECL_TOKEN_PARAMS(size, token), gfp_t flags,
+			  struct malloc_type *mtp);
+void __kfree_mt(const void *object, struct malloc_type *mtp);
+
+/*
+ * Whether kmalloc_mt() of @type takes the slab allocator's kmalloc path
+ * (__kmalloc_mt_noprof()), whose hook charges the block with its record: a
+ * type of the shared caches (zone 0) that is registered and may be recorded,
+ * a size kmalloc() serves, no node asked for, and no type made to fail or
+ * guarded. Otherwise the C API's general path (malloc_type_kmalloc_node()),
+ * which also counts the failures of a size above KMALLOC_MAX_SIZE or a
+ * node that does not exist, and warns of a NULL @type.
+ */
+static __always_inline bool malloc_type_kmalloc_direct(size_t size, int node,
+						       struct malloc_type *type)
+{
+	return node == NUMA_NO_NODE && type && size <= KMALLOC_MAX_SIZE &&
+	       !static_branch_unlikely(&malloc_type_events.debug) &&
+	       !READ_ONCE(type->ks_mti.mti_zone) &&
+	       (READ_ONCE(type->ks_mti.mti_flags) & MALLOC_TYPE_F_RECORDS);
+}
+
+static __always_inline void *
+_kmalloc_node_mt_noprof(size_t size, gfp_t flags, int node,
+			struct malloc_type *type, kmalloc_token_t token)
+{
+	if (malloc_type_kmalloc_direct(size, node, type))
+		return __kmalloc_mt_noprof(PASS_TOKEN_PARAMS(size, token), flags,
+					   type);
+	return malloc_type_kmalloc_node(size, flags, node, type);
+}
+
+static __always_inline void *
+_kmalloc_array_mt_noprof(size_t n, size_t size, gfp_t flags,
+			 struct malloc_type *type, kmalloc_token_t token)
+{
+	size_t bytes;
+
+	/* SIZE_MAX fails, counted as the type's failure. */
+	if (unlikely(check_mul_overflow(n, size, &bytes)))
+		bytes = SIZE_MAX;
+	return _kmalloc_node_mt_noprof(bytes, flags, NUMA_NO_NODE, type, token);
+}
+
+/*
+ * The kmalloc_mt() family are macros, as kmalloc() is, so that allocation
+ * profiling and the kmalloc partitions see the caller's call site. The call
+ * site's allocation tag names no default type (alloc_hooks_typed()): the
+ * block is charged to @type.
+ */
 /**
  * kmalloc_node_mt() - kmalloc_node() charged to a malloc type
  * @size: bytes wanted.
@@ -724,11 +789,9 @@ void malloc_type_kvfree(const void *p, struct malloc_type *mtp);
  * Return: the memory, to be freed with kfree_mt() of the same type or any
  * kfree(); or NULL.
  */
-static inline void *kmalloc_node_mt(size_t size, gfp_t flags, int node,
-				    struct malloc_type *type)
-{
-	return malloc_type_kmalloc_node(size, flags, node, type);
-}
+#define kmalloc_node_mt(size, flags, node, type)			\
+	alloc_hooks_typed(_kmalloc_node_mt_noprof(size, flags, node, type, \
+						  __kmalloc_token(size)))
 
 /**
  * kmalloc_mt() - kmalloc() charged to a malloc type
@@ -741,11 +804,8 @@ static inline void *kmalloc_node_mt(size_t size, gfp_t flags, int node,
  * Context: as for kmalloc() with @flags.
  * Return: the memory, to be freed with kfree_mt() of the same type; or NULL.
  */
-static inline void *kmalloc_mt(size_t size, gfp_t flags,
-			       struct malloc_type *type)
-{
-	return malloc_type_kmalloc_node(size, flags, NUMA_NO_NODE, type);
-}
+#define kmalloc_mt(size, flags, type)					\
+	kmalloc_node_mt(size, flags, NUMA_NO_NODE, type)
 
 /**
  * kzalloc_mt() - kzalloc() charged to a malloc type
@@ -758,12 +818,8 @@ static inline void *kmalloc_mt(size_t size, gfp_t flags,
  * Context: as for kmalloc() with @flags.
  * Return: zeroed memory, to be freed with kfree_mt(); or NULL.
  */
-static inline void *kzalloc_mt(size_t size, gfp_t flags,
-			       struct malloc_type *type)
-{
-	return malloc_type_kmalloc_node(size, flags | __GFP_ZERO, NUMA_NO_NODE,
-					type);
-}
+#define kzalloc_mt(size, flags, type)					\
+	kmalloc_node_mt(size, (flags) | __GFP_ZERO, NUMA_NO_NODE, type)
 
 /**
  * kmalloc_array_mt() - kmalloc_array() charged to a malloc type
@@ -778,16 +834,9 @@ static inline void *kzalloc_mt(size_t size, gfp_t flags,
  * Context: as for kmalloc() with @flags.
  * Return: the memory, to be freed with kfree_mt(); or NULL.
  */
-static inline void *kmalloc_array_mt(size_t n, size_t size, gfp_t flags,
-				     struct malloc_type *type)
-{
-	size_t bytes;
-
-	/* SIZE_MAX fails, counted as the type's failure. */
-	if (unlikely(check_mul_overflow(n, size, &bytes)))
-		bytes = SIZE_MAX;
-	return malloc_type_kmalloc_node(bytes, flags, NUMA_NO_NODE, type);
-}
+#define kmalloc_array_mt(n, size, flags, type)				\
+	alloc_hooks_typed(_kmalloc_array_mt_noprof(n, size, flags, type,	\
+						   __kmalloc_token(size)))
 
 /**
  * kcalloc_mt() - kcalloc() charged to a malloc type
@@ -801,11 +850,8 @@ static inline void *kmalloc_array_mt(size_t n, size_t size, gfp_t flags,
  * Context: as for kmalloc() with @flags.
  * Return: zeroed memory, to be freed with kfree_mt(); or NULL.
  */
-static inline void *kcalloc_mt(size_t n, size_t size, gfp_t flags,
-			       struct malloc_type *type)
-{
-	return kmalloc_array_mt(n, size, flags | __GFP_ZERO, type);
-}
+#define kcalloc_mt(n, size, flags, type)				\
+	kmalloc_array_mt(n, size, (flags) | __GFP_ZERO, type)
 
 /**
  * krealloc_mt() - krealloc() charged to a malloc type
@@ -843,7 +889,11 @@ static inline void *krealloc_mt(const void *p, size_t new_size, gfp_t flags,
  */
 static inline void kfree_mt(const void *p, struct malloc_type *type)
 {
-	malloc_type_kfree(p, type);
+	/* memguard's blocks, and a NULL @type, take the general path. */
+	if (static_branch_unlikely(&malloc_type_events.guarded) || !type)
+		malloc_type_kfree(p, type);
+	else
+		__kfree_mt(p, type);
 }
 
 /**
