@@ -55,10 +55,11 @@ static __always_inline void floor_record(void *p, struct malloc_type *mtp)
 }
 
 /*
- * @iters allocate+free pairs of @size bytes: kmalloc(), with @record the
- * record of @mtp stored inline (floor_record()), the three per-CPU updates of
- * a malloc (mts_memalloced, mts_numallocs, mts_size) and a patched no-op for
- * its event; then the free, which returns the size it freed: with @record
+ * @iters allocate+free pairs of @size bytes: kmalloc(), which charges the
+ * block to no default type (alloc_hooks_typed()), with @record the record of
+ * @mtp stored inline (floor_record()), the three per-CPU updates of a malloc
+ * (mts_memalloced, mts_numallocs, mts_size) and a patched no-op for its
+ * event; then the free, which returns the size it freed: with @record
  * kfree_size_mt(), which takes the record off with the lookup kfree() does
  * and gives the type to charge back, else kfree_size(); and the two updates
  * of a free (mts_memfreed, mts_numfrees) and its no-op. The size class is
@@ -74,7 +75,8 @@ static __always_inline u64 floor_pairs(size_t size, unsigned int iters,
 	unsigned int i;
 
 	for (i = 0; i < iters; i++) {
-		void *p = kmalloc(size, GFP_KERNEL);
+		/* The floor charges the block itself: not to a default type. */
+		void *p = alloc_hooks_typed(kmalloc_noprof(size, GFP_KERNEL));
 		struct malloc_type *charged = mtp;
 		size_t freed;
 

@@ -69,7 +69,7 @@ STACKS = [
     ("14", "another type's stacks read"),
 ]
 VARIANTS = [
-    ("kmalloc", "0", "kmalloc/kfree"),
+    ("kmalloc", "0", "kmalloc/kfree (default type)"),
     ("floor", "0", "floor: kmalloc/kfree + counters"),
     ("attribution_floor", "0", "floor + per-object record"),
     ("krealloc", "0", "krealloc(NULL)/kfree"),
@@ -91,6 +91,23 @@ VARIANTS = [
     ("kbox", "3", "KBox, alloc profiling on"),
     ("typed", "3", "typed, alloc profiling on"),
 ]
+# The charged paths of the bench-inline kernel, by the names bench.json gives them so that
+# releases compare: (name, variant, scenario, largest ratio to bench-nomt's kmalloc/kfree
+# or None, what). "default" is plain kmalloc/kfree, which malloc types charge to the default
+# type of its call site; the attribution floor is what charging a block with a record costs
+# at the least, the figure the C paths are judged against.
+CHARGED = [
+    ("default", "kmalloc", "0", 1.25, "kmalloc/kfree charged to a default type"),
+    ("typed_c", "typed_c", "0", 1.25, "kmalloc_mt/kfree_mt"),
+    ("attribution_floor", "attribution_floor", "0", None, "kmalloc/kfree + record + counters"),
+    ("floor", "floor", "0", None, "kmalloc/kfree + counters"),
+    ("typed", "typed", "0", 1.10, "Rust raw typed malloc/free"),
+    ("typed_box", "typed_box", "0", 1.10, "Rust typed Box"),
+    ("kbox", "kbox", "0", 1.10, "KBox (rust kmalloc)"),
+    ("profiling", "kmalloc", "3", None, "kmalloc/kfree, alloc profiling on"),
+]
+# The C paths that charge with a record are judged against the attribution floor.
+FLOOR_LIMIT = 1.05
 KERNELS = [("bench", "helpers"), ("bench-inline", "inline")]
 ALLOC = re.compile(
     r"BENCH scenario=(\d+) variant=(\w+) size=(\d+) pairs=(\d+) ns=(\d+)(?: round=(\d+))?")
@@ -275,6 +292,56 @@ def debug_table(dbg, inl, sizes):
     if worst:
         print(f"largest ratio of a typed pair: {worst[0]:.3f} ({worst[1]} at "
               f"{size_name(worst[2])} B, {worst[3]})")
+    return out
+
+
+def charged_paths(pp, sizes):
+    """Prints the charged paths of the bench-inline kernel (CHARGED) as ratios to kmalloc/kfree
+    of the kernel without malloc types, and to the attribution floor, with their limits; returns
+    them for the JSON, or None without bench-nomt's figures."""
+    nomt = {s: pp.get(("7", "kmalloc", s)) for s in sizes}
+    floor = {s: pp.get(("0", "attribution_floor", s)) for s in sizes}
+    if not any(nomt.values()):
+        return None
+    print("\ncharged paths (bench-inline): ratio to kmalloc/kfree of bench-nomt; in parentheses "
+          f"to the attribution floor (limit {FLOOR_LIMIT} for default and typed_c)")
+    print(f"{'':{W}}{'limit':>6}" + "".join(f"{size_name(s):>16}" for s in sizes))
+    out = {"kernel": "bench-inline", "base": "kmalloc/kfree of bench-nomt", "paths": []}
+    ok = True
+    for name, var, scen, limit, label in CHARGED:
+        ns = {s: pp.get((scen, var, s)) for s in sizes}
+        if not any(ns.values()):
+            continue
+        r_nomt = {s: ns[s] / nomt[s] for s in sizes if ns[s] and nomt[s]}
+        r_floor = {s: ns[s] / floor[s] for s in sizes if ns[s] and floor[s]}
+        judged = name in ("default", "typed_c")
+        within = all(v <= limit for v in r_nomt.values()) if limit else None
+        within_floor = all(v <= FLOOR_LIMIT for v in r_floor.values()) if judged else None
+        ok = ok and within is not False and within_floor is not False
+        cells = "".join(
+            f"{r_nomt[s]:>8.3f} ({r_floor[s]:5.3f})" if s in r_nomt and s in r_floor else
+            (f"{r_nomt[s]:>16.3f}" if s in r_nomt else f"{'-':>16}") for s in sizes)
+        print(f"{name:{W}.{W}}{limit if limit else '':>6}{cells}")
+        out["paths"].append({
+            "name": name, "variant": var, "scenario": SCENARIOS.get(scen, scen), "label": label,
+            "ns": {str(s): v for s, v in ns.items() if v is not None},
+            "ratio_to_nomt": {str(s): v for s, v in r_nomt.items()},
+            "ratio_to_attribution_floor": {str(s): v for s, v in r_floor.items()},
+            "limit_to_nomt": limit, "within_limit": within,
+            "limit_to_attribution_floor": FLOOR_LIMIT if judged else None,
+            "within_attribution_floor": within_floor})
+    if not out["paths"]:
+        print("(no figures of the charged paths)")
+        return None
+    d = {s: pp.get(("0", "kmalloc", s)) for s in sizes}
+    t = {s: pp.get(("0", "typed_c", s)) for s in sizes}
+    gap = {str(s): t[s] / d[s] for s in sizes if t[s] and d[s]}
+    out["typed_c_to_default"] = gap
+    print("typed_c / default: " + ", ".join(f"{k}: {v:.3f}" for k, v in gap.items())
+          + " (limit 1.03)")
+    out["all_within_limits"] = ok and all(v <= 1.03 for v in gap.values())
+    print("all charged paths within their limits" if out["all_within_limits"] else
+          "some charged paths are over their limits")
     return out
 
 
@@ -494,6 +561,8 @@ def main():
             f"{size_name(o['size'])}: {o['kmalloc_ratio']:.3f}" for o in off_switch
             if o["kmalloc_ratio"] is not None))
 
+    charged = charged_paths(runs.get("bench-inline", {}).get("per_pair", {}), sizes)
+
     debug_json = None
     if args.debug:
         dbg, dbg_err = parse(args.debug)
@@ -545,6 +614,7 @@ def main():
             "kernel_errors": why,
             "inline_vs_helpers": verdict,
             "off_switch": off_switch,
+            "charged_paths": charged,
             "stacks": stacks_json,
             "debug_options": debug_json,
         }
