@@ -50,16 +50,16 @@ EXPORT_SYMBOL_GPL(malloc_type_default_key);
  * @mtd_node: a module's type: link in malloc_type_default_modules while the
  *	module is loaded.
  * @mtd_mod: the module, while it is loaded; NULL for vmlinux.
- * @mtd_name: the name, @mtd_type's ks_shortdesc.
- * @mtd_owner: the owner's name: "vmlinux", or the module's, which outlives
- *	the module with the type.
+ * @mtd_names: the name, @mtd_type's ks_shortdesc, and after it the owner's
+ *	name, its mti_owner: "vmlinux", or the module's, which outlives the
+ *	module with the type. Sized to them: there is one for each
+ *	KBUILD_MODNAME of vmlinux.
  */
 struct malloc_type_default {
 	struct malloc_type	mtd_type;
 	struct hlist_node	mtd_node;
 	struct module		*mtd_mod;
-	char			mtd_name[MALLOC_TYPE_NAME_MAX + 1];
-	char			mtd_owner[MODULE_NAME_LEN];
+	char			mtd_names[];
 };
 
 /* The default types of the loaded modules, under malloc_type_mutex. */
@@ -77,18 +77,23 @@ static struct malloc_type_default *to_default(struct malloc_type *mtp)
 static struct malloc_type_default *
 malloc_type_default_create(const char *name, const char *owner, bool module)
 {
-	struct malloc_type_default *mtd = kzalloc(sizeof(*mtd), GFP_KERNEL);
+	size_t name_len = strnlen(name, MALLOC_TYPE_NAME_MAX) + 1;
+	size_t owner_len = strnlen(owner, MODULE_NAME_LEN - 1) + 1;
+	struct malloc_type_default *mtd;
+	char *mtd_owner;
 
 	lockdep_assert_held(&malloc_type_mutex);
 
+	mtd = kzalloc(struct_size(mtd, mtd_names, name_len + owner_len),
+		      GFP_KERNEL);
 	if (!mtd)
 		return NULL;
-	strscpy(mtd->mtd_name, name);
-	strscpy(mtd->mtd_owner, owner);
-	mtd->mtd_type.ks_shortdesc = mtd->mtd_name;
+	mtd_owner = mtd->mtd_names + name_len;
+	strscpy(mtd->mtd_names, name, name_len);
+	strscpy(mtd_owner, owner, owner_len);
+	mtd->mtd_type.ks_shortdesc = mtd->mtd_names;
 	mtd->mtd_type.ks_longdesc = "default type";
-	if (malloc_type_register_default(&mtd->mtd_type, mtd->mtd_owner,
-					 module)) {
+	if (malloc_type_register_default(&mtd->mtd_type, mtd_owner, module)) {
 		kfree(mtd);
 		return NULL;
 	}
@@ -196,8 +201,8 @@ extern struct alloc_tag __stop_alloc_tags[];
  *
  * Registers one default type per KBUILD_MODNAME that vmlinux's tags name
  * (an explicit type of vmlinux with the name stands for it) and sets each
- * tag's type; then, unless malloc_types.default_types=0, turns the
- * charging on.
+ * tag's type, unless malloc_types.default_types=0; this file's tags first,
+ * with the charging on, so that the types it allocates are charged.
  *
  * Context: the registry's initcall, after vmlinux's explicit types are
  * registered.
@@ -221,11 +226,22 @@ void __init malloc_type_default_init(void)
 		return;
 	}
 
+	/* Charging on: a tag charges its blocks once it has its type. */
+	static_branch_enable(&malloc_type_default_key);
 	mutex_lock(&malloc_type_mutex);
 	/* Only vmlinux's types are registered yet. */
 	list_for_each_entry(mtp, &malloc_type_list, ks_mti.mti_list)
 		if (malloc_type_name_add(names, bits, mtp))
 			break;
+	/*
+	 * This file's tags first, so that the default types allocated below
+	 * are charged to this file's type.
+	 */
+	mtp = malloc_type_default_lookup(names, bits, KBUILD_MODNAME);
+	for (tag = __start_alloc_tags; tag < __stop_alloc_tags; tag++)
+		if (tag->malloc_type_name &&
+		    !strcmp(tag->malloc_type_name, KBUILD_MODNAME))
+			WRITE_ONCE(tag->malloc_type, mtp);
 	mtp = NULL;
 	for (tag = __start_alloc_tags; tag < __stop_alloc_tags; tag++) {
 		const char *name = tag->malloc_type_name;
@@ -250,7 +266,6 @@ void __init malloc_type_default_init(void)
 
 	if (failed)
 		pr_warn("%u default types could not be registered\n", failed);
-	static_branch_enable(&malloc_type_default_key);
 	pr_info("%u default types for %zu kmalloc call sites of vmlinux\n",
 		malloc_type_count() - before,
 		(size_t)(__stop_alloc_tags - __start_alloc_tags));
