@@ -143,7 +143,8 @@ u64 malloc_type_kmalloc_bits[MALLOC_TYPE_KMALLOC_SLOTS] __ro_after_init;
  *
  * Fills malloc_type_kmalloc_bits[], by which the slab allocator's kmalloc
  * hook (mm/slub.c) finds the size class of its block: the slot of each size
- * class is the one kmalloc_slab() picks for a request of the class's size.
+ * class is the one kmalloc_slab() picks for a request of the class's size
+ * (kmalloc_size_slot()).
  *
  * Context: the registry's early initcall, after the size classes are read.
  */
@@ -154,10 +155,7 @@ void __init malloc_type_kmalloc_bits_init(void)
 	u32 z;
 
 	for (z = 0; z < 64 && (size = malloc_type_zone_size(z)); z++) {
-		if (size <= 192)
-			slot = kmalloc_size_index[size_index_elem(size)];
-		else
-			slot = fls(size - 1);
+		slot = kmalloc_size_slot(size);
 		if (!WARN_ON_ONCE(slot >= ARRAY_SIZE(malloc_type_kmalloc_bits)))
 			malloc_type_kmalloc_bits[slot] = BIT_ULL(z);
 	}
