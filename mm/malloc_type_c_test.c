@@ -628,6 +628,23 @@ struct default_type_obj {
 };
 
 /*
+ * The default type of this file's kmalloc() call sites: the record of a block
+ * of one, put back before the block is freed, so that the free charges it.
+ */
+static struct malloc_type *this_file_default_type(struct kunit *test)
+{
+	struct malloc_type *def;
+	void *q = kmalloc(1, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, q);
+	def = malloc_type_obj_take(q, NULL);
+	KUNIT_ASSERT_NOT_NULL(test, def);
+	KUNIT_EXPECT_EQ(test, malloc_type_obj_set(q, def, GFP_KERNEL), 0);
+	kfree(q);
+	return def;
+}
+
+/*
  * kmalloc() and its friends without a type charge the default type of the
  * code that calls them: for this file, built in, the type named after its
  * KBUILD_MODNAME, owned by vmlinux. The size class (or pages) is charged,
@@ -649,15 +666,9 @@ static void default_type_of_kmalloc(struct kunit *test)
 	if (!IS_ENABLED(CONFIG_MALLOC_TYPES_DEFAULT) || !malloc_type_default_tags())
 		kunit_skip(test, "default types are off");
 
-	/* The type: the record of a block of this file's kmalloc(). */
-	q = kmalloc(1, GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, q);
-	def = malloc_type_obj_take(q, NULL);
-	KUNIT_ASSERT_NOT_NULL(test, def);
+	def = this_file_default_type(test);
 	KUNIT_EXPECT_STREQ(test, def->ks_shortdesc, KBUILD_MODNAME);
 	KUNIT_EXPECT_STREQ(test, def->ks_mti.mti_owner, "vmlinux");
-	KUNIT_EXPECT_EQ(test, malloc_type_obj_set(q, def, GFP_KERNEL), 0);
-	kfree(q);
 
 	before = mt_sum(def);
 	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
@@ -733,14 +744,8 @@ static void kmalloc_mt_in_kmalloc_path(struct kunit *test)
 	size_t i;
 	void *p;
 
-	if (IS_ENABLED(CONFIG_MALLOC_TYPES_DEFAULT) && malloc_type_default_tags()) {
-		p = kmalloc(1, GFP_KERNEL);
-		KUNIT_ASSERT_NOT_NULL(test, p);
-		def = malloc_type_obj_take(p, NULL);
-		KUNIT_ASSERT_NOT_NULL(test, def);
-		KUNIT_EXPECT_EQ(test, malloc_type_obj_set(p, def, GFP_KERNEL), 0);
-		kfree(p);
-	}
+	if (IS_ENABLED(CONFIG_MALLOC_TYPES_DEFAULT) && malloc_type_default_tags())
+		def = this_file_default_type(test);
 
 	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
 		size_t charged = sizes[i] <= KMALLOC_MAX_CACHE_SIZE ?

@@ -109,19 +109,20 @@ void malloc_type_default_free(struct malloc_type *mtp)
 	kfree(to_default(mtp));
 }
 
-#ifdef CONFIG_MODULES
 /*
- * Whether @tag is of @mod's own code, whose KBUILD_MODNAME is the module's
- * name: a module's section may also hold the tags of C helpers that LTO
- * inlined into its Rust code (CONFIG_RUST_INLINE_HELPERS), named after
- * rust/helpers, whose callers charge what they allocate themselves.
+ * Whether @tag is of code whose KBUILD_MODNAME is @name. A module's own
+ * tags are those named after the module: its section may also hold the tags
+ * of C helpers that LTO inlined into its Rust code
+ * (CONFIG_RUST_INLINE_HELPERS), named after rust/helpers, whose callers
+ * charge what they allocate themselves.
  */
-static bool malloc_type_tag_of(const struct alloc_tag *tag,
-			       const struct module *mod)
+static bool malloc_type_tag_named(const struct alloc_tag *tag,
+				  const char *name)
 {
-	return tag->malloc_type_name && !strcmp(tag->malloc_type_name, mod->name);
+	return tag->malloc_type_name && !strcmp(tag->malloc_type_name, name);
 }
 
+#ifdef CONFIG_MODULES
 /* The registered type of module @mod named @name, or NULL. Under the mutex. */
 static struct malloc_type *malloc_type_module_find(struct module *mod,
 						   const char *name)
@@ -239,8 +240,7 @@ void __init malloc_type_default_init(void)
 	 */
 	mtp = malloc_type_default_lookup(names, bits, KBUILD_MODNAME);
 	for (tag = __start_alloc_tags; tag < __stop_alloc_tags; tag++)
-		if (tag->malloc_type_name &&
-		    !strcmp(tag->malloc_type_name, KBUILD_MODNAME))
+		if (malloc_type_tag_named(tag, KBUILD_MODNAME))
 			WRITE_ONCE(tag->malloc_type, mtp);
 	mtp = NULL;
 	for (tag = __start_alloc_tags; tag < __stop_alloc_tags; tag++) {
@@ -301,7 +301,7 @@ void malloc_type_default_module_coming(struct module *mod)
 		return;
 	/* Only the tags of the module's code that names no type need one. */
 	for (tag = start; tag < stop; tag++)
-		if (malloc_type_tag_of(tag, mod))
+		if (malloc_type_tag_named(tag, mod->name))
 			break;
 	if (tag == stop)
 		return;
@@ -333,7 +333,7 @@ void malloc_type_default_module_coming(struct module *mod)
 
 	for (tag = start; tag < stop; tag++)
 		WRITE_ONCE(tag->malloc_type,
-			   malloc_type_tag_of(tag, mod) ? mtp : NULL);
+			   malloc_type_tag_named(tag, mod->name) ? mtp : NULL);
 }
 
 /**
