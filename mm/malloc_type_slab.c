@@ -154,7 +154,8 @@ void __init malloc_type_kmalloc_bits_init(void)
 	size_t size;
 	u32 z;
 
-	for (z = 0; z < 64 && (size = malloc_type_zone_size(z)); z++) {
+	for (z = 0; z < MALLOC_TYPE_ZONE_COUNT_MAX &&
+	     (size = malloc_type_zone_size(z)); z++) {
 		slot = kmalloc_size_slot(size);
 		if (!WARN_ON_ONCE(slot >= ARRAY_SIZE(malloc_type_kmalloc_bits)))
 			malloc_type_kmalloc_bits[slot] = BIT_ULL(z);
