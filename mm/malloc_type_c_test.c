@@ -792,6 +792,76 @@ static void kmalloc_mt_in_kmalloc_path(struct kunit *test)
 	kfree_mt(p, t);
 }
 
+/* This CPU's count of the bytes of size class @z in use charged to types. */
+static u64 zone_memuse_here(u32 z)
+{
+	return this_cpu_read(malloc_type_zone_counters.mzc_memuse[z]);
+}
+
+/*
+ * vm.malloc_zone_memuse: every charge of a kmalloc block adds its size to
+ * the counter of its size class, every charge back takes it off, whichever
+ * path charges it (inline in the kmalloc path for kmalloc_mt() and a default
+ * type, the Rust path for an explicit node, the free hooks for kfree(),
+ * __kfree_mt() for kfree_mt()); a large kmalloc has no class. With interrupts
+ * off, nothing else on this CPU allocates between the reads.
+ */
+static void zone_memuse_follows_blocks(struct kunit *test)
+{
+	static const size_t sizes[] = { 1, 100, 700, KMALLOC_MAX_CACHE_SIZE };
+	struct malloc_type *t = M_KUNIT_C_PATH;
+	u64 c[7], large[2];
+	unsigned long irqflags;
+	void *p[3];
+	size_t i;
+	u32 z;
+
+	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+		size_t class = kmalloc_size_roundup(sizes[i]);
+
+		z = malloc_type_c_zindx(sizes[i]);
+		KUNIT_ASSERT_LT(test, z, MALLOC_TYPE_ZONE_NONE);
+		local_irq_save(irqflags);
+		c[0] = zone_memuse_here(z);
+		p[0] = kmalloc_mt(sizes[i], GFP_ATOMIC, t);
+		c[1] = zone_memuse_here(z);
+		kfree(p[0]);
+		c[2] = zone_memuse_here(z);
+		p[1] = kmalloc_node_mt(sizes[i], GFP_ATOMIC, numa_node_id(), t);
+		c[3] = zone_memuse_here(z);
+		kfree_mt(p[1], t);
+		c[4] = zone_memuse_here(z);
+		p[2] = kmalloc(sizes[i], GFP_ATOMIC);
+		c[5] = zone_memuse_here(z);
+		kfree(p[2]);
+		c[6] = zone_memuse_here(z);
+		local_irq_restore(irqflags);
+
+		KUNIT_ASSERT_NOT_NULL(test, p[0]);
+		KUNIT_ASSERT_NOT_NULL(test, p[1]);
+		KUNIT_ASSERT_NOT_NULL(test, p[2]);
+		KUNIT_EXPECT_EQ(test, c[1] - c[0], class);
+		KUNIT_EXPECT_EQ(test, c[2], c[0]);
+		KUNIT_EXPECT_EQ(test, c[3] - c[2], class);
+		KUNIT_EXPECT_EQ(test, c[4], c[0]);
+		if (IS_ENABLED(CONFIG_MALLOC_TYPES_DEFAULT) &&
+		    malloc_type_default_tags())
+			KUNIT_EXPECT_EQ(test, c[5] - c[4], class);
+		KUNIT_EXPECT_EQ(test, c[6], c[0]);
+	}
+
+	/* A large kmalloc changes no class: not even the largest. */
+	z = malloc_type_c_zindx(KMALLOC_MAX_CACHE_SIZE);
+	local_irq_save(irqflags);
+	large[0] = zone_memuse_here(z);
+	p[0] = kmalloc_mt(KMALLOC_MAX_CACHE_SIZE + 1, GFP_ATOMIC, t);
+	large[1] = zone_memuse_here(z);
+	kfree(p[0]);
+	local_irq_restore(irqflags);
+	KUNIT_ASSERT_NOT_NULL(test, p[0]);
+	KUNIT_EXPECT_EQ(test, large[1], large[0]);
+}
+
 /*
  * The ways FreeBSD code places its types: a static type of this file, and a
  * type defined in another file and declared in a header, allocated with
@@ -839,6 +909,7 @@ static struct kunit_case malloc_type_c_cases[] = {
 	KUNIT_CASE_SLOW(kfree_charges_back),
 	KUNIT_CASE(default_type_of_kmalloc),
 	KUNIT_CASE(kmalloc_mt_in_kmalloc_path),
+	KUNIT_CASE(zone_memuse_follows_blocks),
 	{}
 };
 

@@ -27,6 +27,7 @@
 #include <linux/malloc_type.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
+#include <linux/sysctl.h>
 
 #include "slab.h"
 
@@ -137,14 +138,23 @@ struct malloc_type *malloc_type_obj_take(const void *p, struct malloc_type *mtp)
 }
 
 u64 malloc_type_kmalloc_bits[MALLOC_TYPE_KMALLOC_SLOTS] __ro_after_init;
+u8 malloc_type_kmalloc_zindx[MALLOC_TYPE_KMALLOC_SLOTS] __ro_after_init = {
+	[0 ... MALLOC_TYPE_KMALLOC_SLOTS - 1] = MALLOC_TYPE_ZONE_NONE,
+};
+
+DEFINE_PER_CPU(struct malloc_type_zone_counters, malloc_type_zone_counters);
+EXPORT_PER_CPU_SYMBOL_GPL(malloc_type_zone_counters);
+u64 __percpu *const malloc_type_zone_memuse =
+	&malloc_type_zone_counters.mzc_memuse[0];
+EXPORT_SYMBOL_GPL(malloc_type_zone_memuse);
 
 /**
  * malloc_type_kmalloc_bits_init() - find the slots of the kmalloc size classes
  *
- * Fills malloc_type_kmalloc_bits[], by which the slab allocator's kmalloc
- * hook (mm/slub.c) finds the size class of its block: the slot of each size
- * class is the one kmalloc_slab() picks for a request of the class's size
- * (kmalloc_size_slot()).
+ * Fills malloc_type_kmalloc_bits[] and malloc_type_kmalloc_zindx[], by which
+ * the slab allocator's hooks (mm/slub.c) find the size class of a block: the
+ * slot of each size class is the one kmalloc_slab() picks for a request of
+ * the class's size (kmalloc_size_slot()).
  *
  * Context: the registry's early initcall, after the size classes are read.
  */
@@ -157,10 +167,72 @@ void __init malloc_type_kmalloc_bits_init(void)
 	for (z = 0; z < MALLOC_TYPE_ZONE_COUNT_MAX &&
 	     (size = malloc_type_zone_size(z)); z++) {
 		slot = kmalloc_size_slot(size);
-		if (!WARN_ON_ONCE(slot >= ARRAY_SIZE(malloc_type_kmalloc_bits)))
-			malloc_type_kmalloc_bits[slot] = BIT_ULL(z);
+		if (WARN_ON_ONCE(slot >= ARRAY_SIZE(malloc_type_kmalloc_bits)))
+			continue;
+		malloc_type_kmalloc_bits[slot] = BIT_ULL(z);
+		malloc_type_kmalloc_zindx[slot] = z;
 	}
 }
+
+#ifdef CONFIG_SYSCTL
+/* Fills @memuse with the sums of the classes' counters; returns how many. */
+static unsigned int malloc_zone_memuse_sum(unsigned long *memuse,
+					   unsigned int max)
+{
+	unsigned int n;
+	int cpu;
+
+	for (n = 0; n < max && malloc_type_zone_size(n); n++) {
+		s64 sum = 0;
+
+		for_each_possible_cpu(cpu)
+			sum += (s64)READ_ONCE(per_cpu(malloc_type_zone_counters,
+						      cpu).mzc_memuse[n]);
+		memuse[n] = max_t(s64, sum, 0);
+	}
+	return n;
+}
+
+/*
+ * vm.malloc_zone_memuse: the bytes of kmalloc blocks in use charged to types,
+ * by zindx (the classes of vm.malloc_zone_sizes), summed over the CPUs; what
+ * a reader compares with the bytes in use of the kmalloc caches of each size
+ * to see what no type holds. A sum that a concurrent free on another CPU
+ * makes negative reads as 0.
+ */
+static int malloc_zone_memuse_handler(const struct ctl_table *table,
+				      int write, void *buffer, size_t *lenp,
+				      loff_t *ppos)
+{
+	unsigned long memuse[MALLOC_TYPE_ZONE_NONE];
+	const struct ctl_table t = {
+		.procname	= table->procname,
+		.data		= memuse,
+		.maxlen		= malloc_zone_memuse_sum(memuse, ARRAY_SIZE(memuse)) *
+				  sizeof(memuse[0]),
+		.mode		= table->mode,
+	};
+
+	if (write)
+		return -EPERM;
+	return proc_doulongvec_minmax(&t, write, buffer, lenp, ppos);
+}
+
+static const struct ctl_table malloc_type_slab_sysctls[] = {
+	{
+		.procname	= "malloc_zone_memuse",
+		.mode		= 0444,
+		.proc_handler	= malloc_zone_memuse_handler,
+	},
+};
+
+static int __init malloc_type_slab_sysctl_init(void)
+{
+	register_sysctl_init("vm", malloc_type_slab_sysctls);
+	return 0;
+}
+subsys_initcall(malloc_type_slab_sysctl_init);
+#endif
 
 /**
  * malloc_type_kmalloc_charge() - charge a kmalloc block to a type, in general
@@ -200,5 +272,5 @@ void __malloc_type_large_kmalloc_free_hook(struct page *page)
 	struct malloc_type *mtp = (struct malloc_type *)page_private(page);
 
 	set_page_private(page, 0);
-	malloc_type_freed(mtp, page_size(page));
+	malloc_type_kmalloc_uncharged(mtp, page_size(page));
 }

@@ -42,6 +42,7 @@
 #include <linux/mm.h>
 #include <linux/numa.h>
 #include <linux/overflow.h>
+#include <linux/percpu.h>
 #include <linux/slab.h>
 #include <linux/types.h>
 #include <uapi/linux/malloc_type.h>
@@ -311,6 +312,41 @@ void malloc_type_kmalloc_bits_init(void);
  */
 #define MALLOC_TYPE_KMALLOC_SLOTS	(1 + BITS_PER_TYPE(unsigned int))
 extern u64 malloc_type_kmalloc_bits[MALLOC_TYPE_KMALLOC_SLOTS];
+/* The zindx of each slot's size class; MALLOC_TYPE_ZONE_NONE for none. */
+extern u8 malloc_type_kmalloc_zindx[MALLOC_TYPE_KMALLOC_SLOTS];
+
+/*
+ * Bytes of kmalloc blocks in use charged to types, by the zindx of their
+ * size class, per CPU: each charge of a block of a kmalloc size class adds
+ * its size to the current CPU's counter of its class, each uncharge takes it
+ * off (wrapping: a block freed on another CPU leaves one CPU's counter below
+ * zero and another's above), so that the sum over the CPUs is what the types
+ * hold of each class (vm.malloc_zone_memuse). The last counter is never a
+ * class (MALLOC_TYPE_ZONE_NONE): charges that find no class add there.
+ */
+#define MALLOC_TYPE_ZONE_NONE		(MALLOC_TYPE_ZONE_COUNT_MAX - 1)
+struct malloc_type_zone_counters {
+	u64 mzc_memuse[MALLOC_TYPE_ZONE_COUNT_MAX];
+};
+DECLARE_PER_CPU(struct malloc_type_zone_counters, malloc_type_zone_counters);
+/* The same per-CPU counters, for Rust (a __percpu pointer to the first). */
+extern u64 __percpu *const malloc_type_zone_memuse;
+
+/* Counts @size bytes more of kmalloc slot @slot in use charged to a type. */
+static __always_inline void malloc_type_zone_charge(unsigned int slot,
+						    unsigned int size)
+{
+	this_cpu_add(malloc_type_zone_counters.mzc_memuse[malloc_type_kmalloc_zindx[slot]],
+		     size);
+}
+
+/* Counts @size bytes of kmalloc slot @slot less in use charged to a type. */
+static __always_inline void malloc_type_zone_uncharge(unsigned int slot,
+						      unsigned int size)
+{
+	this_cpu_sub(malloc_type_zone_counters.mzc_memuse[malloc_type_kmalloc_zindx[slot]],
+		     size);
+}
 #endif
 
 struct pt_regs;
@@ -496,6 +532,12 @@ void malloc_type_vmcoreinfo_setup(void);
  * default type (implemented in Rust, rust/kernel/malloc_type/c_api.rs).
  */
 void malloc_type_kmalloc_charged(struct malloc_type *mtp, unsigned long size);
+/*
+ * Takes one kmalloc block of @size bytes charged with
+ * malloc_type_kmalloc_charged() (or inline by the slab allocator) off @mtp,
+ * with its size class (implemented in Rust as well).
+ */
+void malloc_type_kmalloc_uncharged(struct malloc_type *mtp, unsigned long size);
 /* The record of a block's type (mm/malloc_type_slab.c), for the C API. */
 int malloc_type_obj_set(const void *p, struct malloc_type *mtp, gfp_t gfp);
 struct malloc_type *malloc_type_obj_take(const void *p, struct malloc_type *mtp);

@@ -197,21 +197,24 @@ impl MallocType {
         if layout.size() == 0 {
             return;
         }
+        // The size class it was charged, from the layout as the allocation took it (a constant
+        // for a `Box<T>`), rather than from the size the free returns.
+        let class = zindx(Kmalloc::aligned_layout(layout).size());
         // SAFETY: `ptr` is a live allocation of `TypedAlloc`, not used again (safety
         // requirements).
-        unsafe { self.free_accounted(ptr.as_ptr(), false) };
+        unsafe { self.free_accounted(ptr.as_ptr(), false, Some(class)) };
     }
 
-    /// Frees the block at `p` and accounts the size it was charged; nothing for null and
-    /// `ZERO_SIZE_PTR` when `maybe_none` (the caller may pass them). A guarded block is freed
-    /// out of line, so that the path of the others keeps no more registers than without
-    /// memguard.
+    /// Frees the block at `p` and accounts the size it was charged, with size class `class`
+    /// (that of the size when `None`); nothing for null and `ZERO_SIZE_PTR` when `maybe_none`
+    /// (the caller may pass them). A guarded block is freed out of line, so that the path of the
+    /// others keeps no more registers than without memguard.
     ///
     /// # Safety
     ///
     /// As for [`free_block`]; when `maybe_none` is false, `p` is a live block.
     #[inline(always)]
-    unsafe fn free_accounted(&self, p: *mut u8, maybe_none: bool) {
+    unsafe fn free_accounted(&self, p: *mut u8, maybe_none: bool, class: Option<i32>) {
         #[cfg(CONFIG_MALLOC_TYPE_MEMGUARD)]
         if trace::guarded_blocks() && in_arena(p) {
             // SAFETY: By the safety requirements.
@@ -222,7 +225,7 @@ impl MallocType {
         // requirements).
         let size = unsafe { bindings::kfree_size(p.cast()) };
         if !maybe_none || size != 0 {
-            self.account_free(size);
+            self.account_free(size, class.unwrap_or_else(|| zindx(size)));
         }
     }
 
@@ -238,7 +241,7 @@ impl MallocType {
         // SAFETY: By the safety requirements.
         let size = unsafe { free_block(p) };
         if size != 0 {
-            self.account_free(size);
+            self.account_free(size, zindx(size));
         }
     }
 
@@ -380,7 +383,7 @@ impl MallocType {
             if let Some(p) = ptr {
                 // SAFETY: `p` is a live allocation of this type (safety requirements).
                 unsafe { free_block(p.as_ptr()) };
-                self.account_free(accounted_size(old_size));
+                self.account_free(accounted_size(old_size), zindx(old_size));
             }
             return Ok(NonNull::slice_from_raw_parts(
                 crate::alloc::dangling_from_layout(layout),
@@ -456,7 +459,7 @@ impl MallocType {
         // `krealloc_mt()` may move the record of a type whose module has unloaded.
         self.account_alloc(new_class, zindx(new_size));
         if ptr.is_some() {
-            self.account_free(old_class);
+            self.account_free(old_class, zindx(old_size));
         }
         Ok(NonNull::slice_from_raw_parts(new, new_size))
     }
@@ -675,7 +678,7 @@ impl MallocType {
         // zero-byte allocation), or a live allocation of the raw API of this type: a kmalloc
         // block (the shared caches, its zone's buckets, or a large kmalloc) or a guarded one,
         // not used again.
-        unsafe { self.free_accounted(ptr, true) };
+        unsafe { self.free_accounted(ptr, true, None) };
     }
 
     /// Resizes `ptr` to `new_size` bytes as [`MallocType::realloc`] does, and frees `ptr` when
@@ -767,7 +770,7 @@ impl MallocType {
                 ptr.write_bytes(0, usable);
                 free_block(ptr)
             };
-            self.account_free(size);
+            self.account_free(size, zindx(size));
             return;
         }
         // SAFETY: `ptr` is a live block of the raw API of this type (safety requirements).
@@ -775,7 +778,7 @@ impl MallocType {
         // SAFETY: As above, and it is not used again. `kfree_sensitive()` zeroes the bytes
         // `ksize()` reports (the whole object, or the pages of a large kmalloc) and frees it.
         unsafe { bindings::kfree_sensitive(ptr.cast()) };
-        self.account_free(size);
+        self.account_free(size, zindx(size));
     }
 
     /// [`KVmalloc`]'s allocator charging this type, with the contract of
@@ -870,8 +873,8 @@ impl MallocType {
             let (size, zindx) = kvmalloc_accounting(new.cast(), layout.size());
             self.account_alloc(size, zindx);
         }
-        if let Some((size, _)) = old {
-            self.account_free(size);
+        if let Some((size, zindx)) = old {
+            self.account_free(size, zindx);
         }
         Ok(new)
     }

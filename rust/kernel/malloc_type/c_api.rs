@@ -123,7 +123,7 @@ unsafe fn take_record<'a>(p: *const c_void, t: &'a MallocType) -> (&'a MallocTyp
 unsafe fn free_c(t: &MallocType, p: *const c_void) {
     // SAFETY: `p` is a live block, not used again (safety requirements).
     if let Some(size) = unsafe { super::alloc::free_guarded(p.cast()) } {
-        t.account_free(size);
+        t.account_free(size, zindx(size));
         return;
     }
     let mut mtp = t.as_raw();
@@ -132,7 +132,7 @@ unsafe fn free_c(t: &MallocType, p: *const c_void) {
     let size = unsafe { bindings::kfree_size_mt(p, &mut mtp) };
     // SAFETY: `mtp` is `t`, or the type recorded for `p`, which stays registered until the
     // charge back below (`mm/malloc_type_module.c`).
-    unsafe { MallocType::from_raw(mtp) }.account_free(size);
+    unsafe { MallocType::from_raw(mtp) }.account_free(size, zindx(size));
 }
 
 /// Which allocator a new block of the C API comes from.
@@ -387,19 +387,26 @@ unsafe extern "C" fn malloc_type_kvfree(p: *const c_void, mtp: *mut bindings::ma
     // SAFETY: `p` is a live block of `kvmalloc_mt()` and friends (safety requirements).
     let t = t.map(|t| unsafe { take_record(p, t) }.0);
     // SAFETY: `p` is a live block (safety requirements), not used again.
-    let size = match unsafe { super::alloc::free_guarded(p.cast()) } {
+    let (size, class) = match unsafe { super::alloc::free_guarded(p.cast()) } {
         // A kmalloc_mt() block memguard guards, freed with kvfree_mt().
-        Some(size) => size,
+        Some(size) => (size, zindx(size)),
         None => {
             // SAFETY: `p` is a live kmalloc or vmalloc block (safety requirements).
             let size = unsafe { bindings::malloc_type_block_size(p) };
+            // vmalloc's blocks have no size class.
+            // SAFETY: `is_vmalloc_addr()` only compares the address with the vmalloc range.
+            let class = if unsafe { bindings::is_vmalloc_addr(p) } {
+                -1
+            } else {
+                zindx(size)
+            };
             // SAFETY: As above; it is not used again.
             unsafe { bindings::kvfree(p) };
-            size
+            (size, class)
         }
     };
     if let Some(t) = t {
-        t.account_free(size);
+        t.account_free(size, class);
     }
 }
 
@@ -442,6 +449,27 @@ unsafe extern "C" fn malloc_type_kmalloc_charged(mtp: *mut bindings::malloc_type
         // CAST: `c_ulong` and `usize` have the same width on 64-bit kernels.
         let size = size as usize;
         t.account_alloc(size, zindx(size));
+    }
+}
+
+/// Takes one kmalloc block of `size` bytes charged with `malloc_type_kmalloc_charged()` (or by
+/// the slab allocator's kmalloc hook) off `mtp`, with the size class of that size: the free hooks'
+/// charge back of a block whose record names `mtp`, where it is not made inline.
+///
+/// # Safety
+///
+/// As for [`malloc_type_allocated`].
+///
+/// # Context
+///
+/// Any context.
+#[export]
+unsafe extern "C" fn malloc_type_kmalloc_uncharged(mtp: *mut bindings::malloc_type, size: c_ulong) {
+    // SAFETY: By the safety requirements.
+    if let Some(t) = unsafe { type_of(mtp) } {
+        // CAST: `c_ulong` and `usize` have the same width on 64-bit kernels.
+        let size = size as usize;
+        t.account_free(size, zindx(size));
     }
 }
 

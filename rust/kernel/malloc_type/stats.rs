@@ -19,7 +19,8 @@ use super::{
     trace,
     MallocType,
     NAME_MAX,
-    OWNER_MAX, //
+    OWNER_MAX,
+    ZONE_COUNT_MAX, //
 };
 use crate::{
     alloc::AllocError,
@@ -443,7 +444,7 @@ impl MallocType {
         let Some(s) = (unsafe { self.charge_ref() }) else {
             return;
         };
-        count_alloc(s, size, bit);
+        count_alloc(s, size, zindx, bit);
     }
 
     /// [`MallocType::account_alloc_class`] of a type whose allocation has more to do than count
@@ -461,7 +462,7 @@ impl MallocType {
         let Some(s) = self.stats_ref(&rcu) else {
             return;
         };
-        count_alloc(s, size, bit);
+        count_alloc(s, size, zindx, bit);
         let probe = bindings::DTMALLOC_PROBE_MALLOC;
         // SAFETY: `self` is registered (`s` exists) and the record is this CPU's, updated just
         // above; `rcu` keeps preemption disabled until after the call.
@@ -519,7 +520,7 @@ impl MallocType {
     #[inline]
     pub fn freed(&self, size: usize) {
         if size != 0 {
-            self.account_free(size);
+            self.account_free(size, -1);
         }
     }
 
@@ -552,8 +553,8 @@ impl MallocType {
         AllocError
     }
 
-    /// Accounts a free of `size` accounted bytes on this CPU; nothing when the type is not
-    /// registered.
+    /// Accounts a free of `size` accounted bytes from size class `zindx` (-1: none; the zindx
+    /// the block was charged with) on this CPU; nothing when the type is not registered.
     ///
     /// This is where the `dtmalloc:free` tracepoint fires, after the counters are updated.
     /// Inlined into the free paths; the tracepoint call is out of line.
@@ -562,11 +563,11 @@ impl MallocType {
     ///
     /// Any context.
     #[inline(always)]
-    pub(crate) fn account_free(&self, size: usize) {
+    pub(crate) fn account_free(&self, size: usize, zindx: i32) {
         if trace::free_events() {
             let w = trace::events_word(self);
             if trace::has_work(w, bindings::DTMALLOC_PROBE_FREE, trace::free_enabled) {
-                self.account_free_traced(size, w);
+                self.account_free_traced(size, zindx, w);
                 return;
             }
         }
@@ -575,7 +576,7 @@ impl MallocType {
         let Some(s) = (unsafe { self.charge_ref() }) else {
             return;
         };
-        count_free(s, size);
+        count_free(s, size, zindx);
     }
 
     /// [`MallocType::account_free`] with more to do than count, as
@@ -586,34 +587,66 @@ impl MallocType {
     /// Any context.
     #[cold]
     #[inline(never)]
-    fn account_free_traced(&self, size: usize, w: c_ulong) {
+    fn account_free_traced(&self, size: usize, zindx: i32, w: c_ulong) {
         let rcu = PreemptGuard::new();
         let Some(s) = self.stats_ref(&rcu) else {
             return;
         };
-        count_free(s, size);
+        count_free(s, size, zindx);
         let probe = bindings::DTMALLOC_PROBE_FREE;
         // SAFETY: As in `account_alloc_traced`.
         unsafe { trace::on_event(self, w, probe, s.this_cpu_ptr(&rcu), size, 0) };
     }
 }
 
-/// The per-CPU updates of an allocation of `size` accounted bytes whose size class has the
-/// `mts_size` bit `bit` (0 for none), on the current CPU's record of `s`.
+/// The per-CPU updates of an allocation of `size` accounted bytes of size class `zindx` (-1 for
+/// none), whose `mts_size` bit is `bit` (0 for none), on the current CPU's record of `s`.
 #[inline(always)]
-fn count_alloc(s: PerCpuRef<'_, bindings::malloc_type_counters>, size: usize, bit: u64) {
+fn count_alloc(
+    s: PerCpuRef<'_, bindings::malloc_type_counters>,
+    size: usize,
+    zindx: i32,
+    bit: u64,
+) {
     // CAST: `usize` and `u64` have the same width on 64-bit kernels.
-    percpu_u64!(s, bindings::malloc_type_counters, mts_memalloced).add(size as u64);
+    let size = size as u64;
+    percpu_u64!(s, bindings::malloc_type_counters, mts_memalloced).add(size);
     percpu_u64!(s, bindings::malloc_type_counters, mts_numallocs).inc();
     percpu_u64!(s, bindings::malloc_type_counters, mts_size).or(bit);
+    count_zone(zindx, size);
 }
 
-/// The per-CPU updates of a free of `size` accounted bytes, on the current CPU's record of `s`.
+/// The per-CPU updates of a free of `size` accounted bytes of size class `zindx` (-1 for none),
+/// on the current CPU's record of `s`.
 #[inline(always)]
-fn count_free(s: PerCpuRef<'_, bindings::malloc_type_counters>, size: usize) {
+fn count_free(s: PerCpuRef<'_, bindings::malloc_type_counters>, size: usize, zindx: i32) {
     // CAST: `usize` and `u64` have the same width on 64-bit kernels.
-    percpu_u64!(s, bindings::malloc_type_counters, mts_memfreed).add(size as u64);
+    let size = size as u64;
+    percpu_u64!(s, bindings::malloc_type_counters, mts_memfreed).add(size);
     percpu_u64!(s, bindings::malloc_type_counters, mts_numfrees).inc();
+    count_zone(zindx, size.wrapping_neg());
+}
+
+/// Adds `delta` (wrapping: a free adds the negated size) to the current CPU's counter of the
+/// bytes of size class `zindx` in use charged to types (`malloc_type_zone_counters`, summed by
+/// `vm.malloc_zone_memuse`); nothing for -1, a block of no kmalloc size class.
+#[inline(always)]
+fn count_zone(zindx: i32, delta: u64) {
+    let Ok(z) = usize::try_from(zindx) else {
+        return;
+    };
+    // The last counter is no class's (`MALLOC_TYPE_ZONE_NONE`); a zindx has fewer classes.
+    let z = z.min(ZONE_COUNT_MAX - 1);
+    // SAFETY: `malloc_type_zone_memuse` is a constant pointer, set at build time.
+    let base = unsafe { bindings::malloc_type_zone_memuse };
+    // SAFETY: `base` points to the `ZONE_COUNT_MAX` counters of `malloc_type_zone_counters`, a
+    // static per-CPU variable, never freed; `z` is below that count; the counters are written
+    // only with per-CPU operations on the current CPU's copy.
+    let Some(r) = (unsafe { PerCpuRef::<u64>::from_raw(base.wrapping_add(z)) }) else {
+        return;
+    };
+    // SAFETY: The `u64` at offset 0 of a `u64` is itself.
+    unsafe { r.u64_at::<0>() }.add(delta);
 }
 
 #[cfg(CONFIG_RUST_MALLOC_TYPE_KUNIT_TEST)]

@@ -10,7 +10,8 @@
  *  - /proc/malloc_types: the version line, the column header, one row per
  *    type of the stream with its zone, owner, peak and size classes;
  *  - the sysctls kernel.malloc_count, vm.malloc_numzones,
- *    vm.malloc_zone_count and vm.malloc_zone_sizes: values, read-only;
+ *    vm.malloc_zone_count, vm.malloc_zone_sizes and vm.malloc_zone_memuse:
+ *    values, read-only;
  *  - permissions: the files are root's alone (0400, /proc/malloc_types_peak
  *    0600), the sysctls 0444, and another user cannot open the files.
  *
@@ -40,6 +41,7 @@
 #define SYSCTL_NUMZONES	"/proc/sys/vm/malloc_numzones"
 #define SYSCTL_ZCOUNT	"/proc/sys/vm/malloc_zone_count"
 #define SYSCTL_ZSIZES	"/proc/sys/vm/malloc_zone_sizes"
+#define SYSCTL_ZMEMUSE	"/proc/sys/vm/malloc_zone_memuse"
 #define MAX_ZONES	16	/* malloc_types.numzones= is at most 16 */
 
 struct buf {
@@ -451,16 +453,20 @@ static void test_text(void)
 
 static void test_sysctls(void)
 {
-	long long sizes[65], zcount = read_int(SYSCTL_ZCOUNT), numzones = read_int(SYSCTL_NUMZONES);
+	long long sizes[65], memuse[65], zcount = read_int(SYSCTL_ZCOUNT),
+		  numzones = read_int(SYSCTL_NUMZONES);
 	int n = read_ints(SYSCTL_ZSIZES, sizes, 65);
-	bool increasing = n > 0;
+	int nmemuse = read_ints(SYSCTL_ZMEMUSE, memuse, 65);
+	bool increasing = n > 0, nonnegative = nmemuse > 0;
 	static const char * const ro[] = {
-		SYSCTL_COUNT, SYSCTL_NUMZONES, SYSCTL_ZCOUNT, SYSCTL_ZSIZES
+		SYSCTL_COUNT, SYSCTL_NUMZONES, SYSCTL_ZCOUNT, SYSCTL_ZSIZES, SYSCTL_ZMEMUSE
 	};
 	bool eperm = true;
 
 	for (int i = 1; i < n; i++)
 		increasing &= sizes[i] > sizes[i - 1];
+	for (int i = 0; i < nmemuse; i++)
+		nonnegative &= memuse[i] >= 0;
 	ksft_test_result(read_int(SYSCTL_COUNT) > 0, "sysctl: kernel.malloc_count > 0\n");
 	ksft_test_result(numzones >= 1 && numzones <= MAX_ZONES,
 			 "sysctl: vm.malloc_numzones %lld in 1..%d\n", numzones, MAX_ZONES);
@@ -479,7 +485,10 @@ static void test_sysctls(void)
 			eperm &= errno == EACCES || errno == EPERM;
 		}
 	}
-	ksft_test_result(eperm, "sysctl: the four are read-only, even for root\n");
+	ksft_test_result(nmemuse == n && nonnegative,
+			 "sysctl: vm.malloc_zone_memuse: %d values, one per size class\n",
+			 nmemuse);
+	ksft_test_result(eperm, "sysctl: the five are read-only, even for root\n");
 }
 
 static bool mode_is(const char *path, mode_t mode)
@@ -501,7 +510,8 @@ static void test_permissions(void)
 	else
 		ksft_test_result(mode_is(PEAK_PATH, 0600), "permissions: %s is 0600 root\n",
 				 PEAK_PATH);
-	ksft_test_result(mode_is(SYSCTL_COUNT, 0444) && mode_is(SYSCTL_ZSIZES, 0444),
+	ksft_test_result(mode_is(SYSCTL_COUNT, 0444) && mode_is(SYSCTL_ZSIZES, 0444) &&
+			 mode_is(SYSCTL_ZMEMUSE, 0444),
 			 "permissions: the sysctls are 0444\n");
 	/* Another user (nobody) may not open them. */
 	pid = fork();
@@ -523,7 +533,7 @@ int main(void)
 		ksft_exit_skip("malloc types: needs root\n");
 	if (access(STATS_PATH, F_OK))
 		ksft_exit_skip("malloc types: no %s (CONFIG_MALLOC_TYPES_PROC)\n", STATS_PATH);
-	ksft_set_plan(11 + 1 + 3 + 4 + 4);
+	ksft_set_plan(11 + 1 + 3 + 5 + 4);
 	test_stream();
 	test_stream_chunks();
 	test_text();
