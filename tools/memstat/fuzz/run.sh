@@ -1,5 +1,5 @@
 #!/bin/sh
-# Fuzz a parser: tools/memstat/fuzz/run.sh [RUNS] [TARGET] (stream, trace_line, core, names, stacks)
+# Fuzz a parser: tools/memstat/fuzz/run.sh [RUNS] [TARGET] (stream, trace_line, core, names, stacks, kernel_files)
 # Installs cargo-fuzz if missing, writes the seed corpus, runs the target
 # with the nightly toolchain; exits non-zero on a crash.
 set -eu

@@ -57,6 +57,7 @@
 #![warn(missing_docs)]
 
 pub mod cli;
+pub mod coverage;
 pub mod error;
 pub mod exporter;
 pub mod kvm;

@@ -33,7 +33,17 @@
 //! | `malloc_types` | gauge | the number of malloc types |
 //!
 //! Only malloc types are exported; slab caches in the same list are left
-//! out (node exporter's slab collector covers them).
+//! out (node exporter's slab collector covers them). With the reconciliation of the types
+//! against the kmalloc caches ([`Coverage`], read from the running kernel), four families more,
+//! the first three with one sample per kmalloc size class, labelled `size` (its object size in
+//! bytes):
+//!
+//! | family | type | value |
+//! | --- | --- | --- |
+//! | `malloc_type_kmalloc_cache_bytes` | gauge | bytes in use in the class's kmalloc caches |
+//! | `malloc_type_kmalloc_typed_bytes` | gauge | bytes of the class charged to malloc types |
+//! | `malloc_type_kmalloc_untyped_bytes` | gauge | the caches' bytes no type holds |
+//! | `malloc_type_slab_own_bytes` | gauge | bytes of the slab allocator's own caches |
 //!
 //! The text is written by the Prometheus project's `prometheus-client` crate
 //! ([`prometheus_client::encoding::prometheus_text`]: the names, `# HELP` and
@@ -57,7 +67,7 @@
 //! let mut list = MemoryTypeList::new();
 //! list.update_malloc_bytes(&s).unwrap();
 //! let mut out = Vec::new();
-//! openmetrics::write_metrics(&list, &mut out).unwrap();
+//! openmetrics::write_metrics(&list, None, &mut out).unwrap();
 //! let text = String::from_utf8(out).unwrap();
 //! assert!(text.contains(
 //!     "malloc_type_in_use_bytes{type=\"devbuf\",probe=\"devbuf\",id=\"7\",zone=\"0\",origin=\"vmlinux\",module=\"vmlinux\"} 4096\n"
@@ -77,6 +87,7 @@ use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Registry;
 
+use crate::coverage::Coverage;
 use crate::types::{Allocator, MemoryType, MemoryTypeList};
 
 /// The `Content-Type` of the exposition, for an HTTP exporter.
@@ -176,7 +187,30 @@ fn labels(t: &MemoryType) -> Labels {
 #[derive(Debug)]
 struct Snapshot {
     series: Vec<(Labels, Vec<Option<u64>>)>,
+    coverage: Option<Coverage>,
 }
+
+/// The value of a size class in a family of the reconciliation.
+type ClassValue = fn(&crate::coverage::ClassCoverage) -> i64;
+
+/// The families of the reconciliation: name, help, and the value of a size class.
+const COVERAGE_FAMILIES: [(&str, &str, ClassValue); 3] = [
+    (
+        "malloc_type_kmalloc_cache_bytes",
+        "Bytes in use in the kmalloc caches of the size class (objects in use times object size).",
+        |k| i64::try_from(k.cache_bytes).unwrap_or(i64::MAX),
+    ),
+    (
+        "malloc_type_kmalloc_typed_bytes",
+        "Bytes of kmalloc blocks of the size class charged to malloc types (vm.malloc_zone_memuse).",
+        |k| i64::try_from(k.typed_bytes).unwrap_or(i64::MAX),
+    ),
+    (
+        "malloc_type_kmalloc_untyped_bytes",
+        "Bytes in use in the kmalloc caches of the size class that no malloc type holds.",
+        crate::coverage::ClassCoverage::untyped_bytes,
+    ),
+];
 
 impl Collector for Snapshot {
     fn encode(&self, mut encoder: DescriptorEncoder) -> std::fmt::Result {
@@ -197,34 +231,59 @@ impl Collector for Snapshot {
             None,
             MetricType::Gauge,
         )?;
-        ConstGauge::new(self.series.len()).encode(family)
+        ConstGauge::new(self.series.len()).encode(family)?;
+        let Some(c) = &self.coverage else {
+            return Ok(());
+        };
+        for (name, help, value) in COVERAGE_FAMILIES {
+            let mut family = encoder.encode_descriptor(name, help, None, MetricType::Gauge)?;
+            for k in &c.classes {
+                let labels: Labels = vec![("size", k.size.to_string())];
+                ConstGauge::new(value(k)).encode(family.encode_family(&labels)?)?;
+            }
+        }
+        let family = encoder.encode_descriptor(
+            "malloc_type_slab_own_bytes",
+            "Bytes in use in the slab allocator's own caches (kmalloc-no-objext-*).",
+            None,
+            MetricType::Gauge,
+        )?;
+        ConstGauge::new(i64::try_from(c.slab_own_bytes).unwrap_or(i64::MAX)).encode(family)
     }
 }
 
 /// The metrics of the malloc types of `list`, in the Prometheus text exposition format, in
-/// list order within each family.
-pub fn exposition(list: &MemoryTypeList) -> String {
+/// list order within each family; then those of `coverage`, if given.
+pub fn exposition(list: &MemoryTypeList, coverage: Option<&Coverage>) -> String {
     let series = list
         .iter()
         .filter(|t| t.allocator() == Allocator::Malloc)
         .map(|t| (labels(t), FAMILIES.iter().map(|f| (f.value)(t)).collect()))
         .collect();
     let mut registry = Registry::default();
-    registry.register_collector(Box::new(Snapshot { series }));
+    registry.register_collector(Box::new(Snapshot {
+        series,
+        coverage: coverage.cloned(),
+    }));
     let mut text = String::new();
     // The encoder fails only when its writer does, and a `String` does not.
     let _ = prometheus_text::encode(&mut text, &registry);
     text
 }
 
-/// Writes the metrics of the malloc types of `list` to `out`: [`exposition`].
+/// Writes the metrics of the malloc types of `list` (and of `coverage`) to `out`:
+/// [`exposition`].
 ///
 /// Errors: those of `out`.
-pub fn write_metrics(list: &MemoryTypeList, out: &mut impl Write) -> io::Result<()> {
-    out.write_all(exposition(list).as_bytes())
+pub fn write_metrics(
+    list: &MemoryTypeList,
+    coverage: Option<&Coverage>,
+    out: &mut impl Write,
+) -> io::Result<()> {
+    out.write_all(exposition(list, coverage).as_bytes())
 }
 
-/// Writes the metrics of `list` to `path` atomically, as node exporter's
+/// Writes the metrics of `list` (and of `coverage`) to `path` atomically, as node exporter's
 /// textfile collector needs them: into a new temporary file in the same
 /// directory, then renamed over `path`, so that a scrape never sees half a
 /// file.
@@ -241,7 +300,11 @@ pub fn write_metrics(list: &MemoryTypeList, out: &mut impl Write) -> io::Result<
 ///
 /// Errors: those of creating, writing, syncing or renaming the file; a `path`
 /// without a file name is [`io::ErrorKind::InvalidInput`].
-pub fn write_textfile(list: &MemoryTypeList, path: &Path) -> io::Result<()> {
+pub fn write_textfile(
+    list: &MemoryTypeList,
+    coverage: Option<&Coverage>,
+    path: &Path,
+) -> io::Result<()> {
     let name = path
         .file_name()
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "not a file name"))?;
@@ -257,7 +320,7 @@ pub fn write_textfile(list: &MemoryTypeList, path: &Path) -> io::Result<()> {
         .suffix(".tmp")
         .permissions(Permissions::from_mode(0o666))
         .tempfile_in(dir)?;
-    write_metrics(list, tmp.as_file_mut())?;
+    write_metrics(list, coverage, tmp.as_file_mut())?;
     tmp.as_file().sync_all()?;
     // On an error the temporary file is dropped, which removes it.
     tmp.persist(path).map_err(|e| e.error)?;

@@ -18,11 +18,18 @@
 //! while the peak is tracked) and `owner`; and
 //! `memory-zone-statistics` → `zone` → {`name`, `size`, `limit`, `used`,
 //! `free`, `requests`, `fail`, `sleep`, `xdomain`}.
+//!
+//! After the `-m` table of the running kernel (without `--name`), ours: the reconciliation of the
+//! types against the kmalloc caches ([`crate::coverage`]), per size class, as text
+//! ([`coverage_text`]) and as the JSON object `kmalloc-coverage` → {`size-class` → {`size`,
+//! `cache-bytes`, `typed-bytes`, `untyped-bytes`}, `cache-bytes`, `typed-bytes`,
+//! `untyped-bytes`, `slab-own-bytes`}.
 
 use std::fmt::Write as _;
 
 use serde::Serialize;
 
+use crate::coverage::Coverage;
 use crate::pattern::Pattern;
 use crate::text::name_text;
 use crate::types::{Allocator, MemoryType, MemoryTypeList};
@@ -176,6 +183,70 @@ pub fn malloc_text(list: &MemoryTypeList, zones: &ZoneSizes, o: &Options) -> Str
     s
 }
 
+/// The reconciliation that ends the `-m` table ([`Coverage`]): per kmalloc size class, the bytes
+/// in use of its caches, the bytes the malloc types hold of it, the rest and the types' share;
+/// then the totals and the slab allocator's own bytes.
+pub fn coverage_text(c: &Coverage, humanize_numbers: bool) -> String {
+    let num = |v: u64| {
+        if humanize_numbers {
+            humanize(v, 1024, 5)
+        } else {
+            v.to_string()
+        }
+    };
+    let signed = |v: i64| {
+        let n = num(v.unsigned_abs());
+        if v < 0 {
+            format!("-{n}")
+        } else {
+            n
+        }
+    };
+    let pct = |typed: u64, cache: u64| {
+        if cache == 0 {
+            "-".to_string()
+        } else {
+            format!("{:.1}%", typed as f64 * 100.0 / cache as f64)
+        }
+    };
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "kmalloc caches and malloc types, bytes in use by size class:"
+    );
+    let _ = writeln!(
+        s,
+        "{:>7} {:>12} {:>12} {:>12} {:>7}",
+        "Size", "Caches", "Typed", "Untyped", "Typed%"
+    );
+    for k in &c.classes {
+        let _ = writeln!(
+            s,
+            "{:>7} {:>12} {:>12} {:>12} {:>7}",
+            k.size,
+            num(k.cache_bytes),
+            num(k.typed_bytes),
+            signed(k.untyped_bytes()),
+            pct(k.typed_bytes, k.cache_bytes)
+        );
+    }
+    let _ = writeln!(
+        s,
+        "{:>7} {:>12} {:>12} {:>12} {:>7}",
+        "Total",
+        num(c.cache_bytes()),
+        num(c.typed_bytes()),
+        signed(c.untyped_bytes()),
+        pct(c.typed_bytes(), c.cache_bytes())
+    );
+    let _ = writeln!(
+        s,
+        "The slab allocator's own (kmalloc-no-objext-*): {} bytes, not kmalloc blocks.",
+        num(c.slab_own_bytes)
+    );
+    s
+}
+
 /// The text forms of the names of the caches merged into slab cache `t`, its own first, when
 /// there are two or more.
 fn merged_texts(t: &MemoryType) -> Vec<String> {
@@ -321,6 +392,71 @@ pub struct Document {
         skip_serializing_if = "Option::is_none"
     )]
     pub zone: Option<ZoneStatistics>,
+    /// The reconciliation of `-m` against the kmalloc caches, when the kernel gives it.
+    #[serde(rename = "kmalloc-coverage", skip_serializing_if = "Option::is_none")]
+    pub coverage: Option<CoverageStatistics>,
+}
+
+/// Bytes in use of kmalloc caches and of the types, for a size class or in total.
+#[derive(Debug, Serialize)]
+pub struct CoverageBytes {
+    /// Bytes in use in the kmalloc caches.
+    #[serde(rename = "cache-bytes")]
+    pub cache_bytes: u64,
+    /// Bytes charged to malloc types.
+    #[serde(rename = "typed-bytes")]
+    pub typed_bytes: u64,
+    /// The caches' bytes no type holds (negative when the types hold more).
+    #[serde(rename = "untyped-bytes")]
+    pub untyped_bytes: i64,
+}
+
+/// One size class of `kmalloc-coverage`.
+#[derive(Debug, Serialize)]
+pub struct CoverageRow {
+    /// Object size in bytes.
+    pub size: u64,
+    /// The class's bytes.
+    #[serde(flatten)]
+    pub bytes: CoverageBytes,
+}
+
+/// `{"kmalloc-coverage": {...}}`: the size classes and the totals.
+#[derive(Debug, Serialize)]
+pub struct CoverageStatistics {
+    /// One row per size class.
+    #[serde(rename = "size-class")]
+    pub size_class: Vec<CoverageRow>,
+    /// The bytes of every class.
+    #[serde(flatten)]
+    pub total: CoverageBytes,
+    /// Bytes in use in the slab allocator's own caches (`kmalloc-no-objext-*`).
+    #[serde(rename = "slab-own-bytes")]
+    pub slab_own_bytes: u64,
+}
+
+/// The `kmalloc-coverage` object of `c`.
+pub fn coverage_rows(c: &Coverage) -> CoverageStatistics {
+    CoverageStatistics {
+        size_class: c
+            .classes
+            .iter()
+            .map(|k| CoverageRow {
+                size: k.size,
+                bytes: CoverageBytes {
+                    cache_bytes: k.cache_bytes,
+                    typed_bytes: k.typed_bytes,
+                    untyped_bytes: k.untyped_bytes(),
+                },
+            })
+            .collect(),
+        total: CoverageBytes {
+            cache_bytes: c.cache_bytes(),
+            typed_bytes: c.typed_bytes(),
+            untyped_bytes: c.untyped_bytes(),
+        },
+        slab_own_bytes: c.slab_own_bytes,
+    }
 }
 
 /// Rows of `malloc-statistics`.

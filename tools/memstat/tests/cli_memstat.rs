@@ -630,3 +630,66 @@ fn unloaded_types_in_json() {
     let name = String::from_utf8(types[3].name.clone()).unwrap();
     assert_eq!(unloaded, [(name.as_str(), "foo_mod")]);
 }
+
+/// The reconciliation against the kmalloc caches ends the `-m` report of the running kernel
+/// (`--proc`, not `-f`), with its sysctls and SLUB's sysfs (the fixture's `kmalloc-64` holds
+/// 2548 objects, 163072 bytes; the types hold 160000 of them and 4096 of the 8192-byte class,
+/// whose caches are not in the fixture); in the JSON and the Prometheus metrics too. Not with
+/// `--name`, which shows some types only, nor for a saved stream.
+#[test]
+fn coverage_ends_the_malloc_report() {
+    let s = stream_file();
+    let s = s.to_str().unwrap();
+    let sys = fixture("sysctl-coverage");
+    let sys = sys.to_str().unwrap();
+    let slab = fixture("slab");
+    let slab = slab.to_str().unwrap();
+    let live_at = |sys: &str, extra: &[&str]| {
+        let mut v = vec!["--proc", s, "--sysctl", sys, "--slab-dir", slab];
+        v.extend_from_slice(extra);
+        memstat(&v)
+    };
+    let live = |extra: &[&str]| live_at(sys, extra);
+    golden("malloc-coverage.txt", &live(&["-H"]));
+    golden("malloc-coverage-humanized.txt", &live(&["-h"]));
+    golden("malloc-coverage.json", &live(&["--json"]));
+    let text = |o: Output| String::from_utf8(o.stdout).unwrap();
+    let prom = text(live(&["--prometheus"]));
+    assert!(
+        prom.contains("malloc_type_kmalloc_typed_bytes{size=\"64\"} 160000\n"),
+        "{prom}"
+    );
+    assert!(
+        prom.contains("malloc_type_kmalloc_untyped_bytes{size=\"8192\"} -4096\n"),
+        "{prom}"
+    );
+    assert!(!text(live(&["-H", "--name", "foo_*"])).contains("kmalloc caches"));
+    let saved = text(memstat(&["-f", s, "--sysctl", sys, "-H"]));
+    assert!(!saved.contains("kmalloc caches"), "{saved}");
+    // --slab-dir for a report that reads no cache: a usage error.
+    let o = tmpdir("coverage_save").join("out");
+    for extra in [
+        &["--save", o.to_str().unwrap()][..],
+        &["-m", "--name", "d*"],
+    ] {
+        assert_eq!(live(extra).status.code(), Some(2), "{extra:?}");
+    }
+    // A kernel without vm.malloc_zone_memuse: the table alone, as before.
+    let old = fixture("sysctl");
+    let out = live_at(old.to_str().unwrap(), &[]);
+    golden("malloc.txt", &out);
+    // A bad value: the table, and the reason on standard error.
+    let d = tmpdir("coverage_bad");
+    std::fs::create_dir_all(d.join("vm")).unwrap();
+    for f in ["malloc_zone_sizes", "malloc_zone_count"] {
+        std::fs::copy(fixture("sysctl-coverage/vm").join(f), d.join("vm").join(f)).unwrap();
+    }
+    std::fs::write(d.join("vm/malloc_zone_memuse"), "1 2 3\n").unwrap();
+    let out = live_at(d.to_str().unwrap(), &[]);
+    golden("malloc.txt", &out);
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(
+        err,
+        "memstat: kmalloc coverage: Data format error: malloc_zone_memuse has 3 values for 13 size classes\n"
+    );
+}

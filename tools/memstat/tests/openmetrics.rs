@@ -19,8 +19,54 @@ fn sample_list() -> MemoryTypeList {
 
 fn exposition(l: &MemoryTypeList) -> String {
     let mut out = Vec::new();
-    openmetrics::write_metrics(l, &mut out).unwrap();
+    openmetrics::write_metrics(l, None, &mut out).unwrap();
     String::from_utf8(out).unwrap()
+}
+
+/// A reconciliation of two size classes: 64 bytes (1000 objects in use, 60000 bytes typed) and
+/// 128 (none in use, 128 typed: a KFENCE object), and 4096 bytes of the slab allocator's own.
+fn sample_coverage() -> memstat::coverage::Coverage {
+    let zones = memstat::ZoneSizes::new(vec![64, 128]).unwrap();
+    let caches = [
+        memstat::SlabCache {
+            name: b"kmalloc-64".to_vec(),
+            object_size: 64,
+            active_objs: 1000,
+            ..Default::default()
+        },
+        memstat::SlabCache {
+            name: b"kmalloc-no-objext-64".to_vec(),
+            object_size: 64,
+            active_objs: 64,
+            ..Default::default()
+        },
+    ];
+    memstat::coverage::Coverage::new(&zones, &[60000, 128], &caches).unwrap()
+}
+
+#[test]
+fn coverage_has_a_sample_per_size_class() {
+    let text = openmetrics::exposition(&sample_list(), Some(&sample_coverage()));
+    assert!(text.ends_with(&[
+        "# HELP malloc_type_kmalloc_cache_bytes Bytes in use in the kmalloc caches of the size class (objects in use times object size).",
+        "# TYPE malloc_type_kmalloc_cache_bytes gauge",
+        "malloc_type_kmalloc_cache_bytes{size=\"64\"} 64000",
+        "malloc_type_kmalloc_cache_bytes{size=\"128\"} 0",
+        "# HELP malloc_type_kmalloc_typed_bytes Bytes of kmalloc blocks of the size class charged to malloc types (vm.malloc_zone_memuse).",
+        "# TYPE malloc_type_kmalloc_typed_bytes gauge",
+        "malloc_type_kmalloc_typed_bytes{size=\"64\"} 60000",
+        "malloc_type_kmalloc_typed_bytes{size=\"128\"} 128",
+        "# HELP malloc_type_kmalloc_untyped_bytes Bytes in use in the kmalloc caches of the size class that no malloc type holds.",
+        "# TYPE malloc_type_kmalloc_untyped_bytes gauge",
+        "malloc_type_kmalloc_untyped_bytes{size=\"64\"} 4000",
+        "malloc_type_kmalloc_untyped_bytes{size=\"128\"} -128",
+        "# HELP malloc_type_slab_own_bytes Bytes in use in the slab allocator's own caches (kmalloc-no-objext-*).",
+        "# TYPE malloc_type_slab_own_bytes gauge",
+        "malloc_type_slab_own_bytes 4096",
+        "",
+    ].join("\n")), "{text}");
+    // Without it, the malloc types' families only.
+    assert!(!exposition(&sample_list()).contains("kmalloc_cache_bytes"));
 }
 
 #[test]
@@ -202,7 +248,13 @@ fn promtool_accepts_the_exposition() {
     hostile_list
         .update_malloc_bytes(&stream::write_stream(1, &hostile))
         .unwrap();
-    for list in [sample_list(), hostile_list] {
+    // And the reconciliation against the kmalloc caches, a class with more typed than cached.
+    let coverage = sample_coverage();
+    for (list, coverage) in [
+        (sample_list(), None),
+        (hostile_list, None),
+        (sample_list(), Some(&coverage)),
+    ] {
         let child = Command::new("promtool")
             .args(["check", "metrics"])
             .stdin(Stdio::piped())
@@ -221,7 +273,7 @@ fn promtool_accepts_the_exposition() {
             .stdin
             .take()
             .unwrap()
-            .write_all(exposition(&list).as_bytes())
+            .write_all(openmetrics::exposition(&list, coverage).as_bytes())
             .unwrap();
         let out = child.wait_with_output().unwrap();
         assert!(
@@ -238,7 +290,7 @@ fn textfile_is_replaced_whole() {
     let d = tmpdir("openmetrics_textfile");
     let path = d.join("malloc_types.prom");
     std::fs::write(&path, "old\n").unwrap();
-    openmetrics::write_textfile(&sample_list(), &path).unwrap();
+    openmetrics::write_textfile(&sample_list(), None, &path).unwrap();
     assert_eq!(
         std::fs::read_to_string(&path).unwrap(),
         exposition(&sample_list())
@@ -251,7 +303,7 @@ fn textfile_is_replaced_whole() {
     assert_eq!(names, [std::ffi::OsString::from("malloc_types.prom")]);
     // A directory that does not exist is an error, and nothing is created.
     let missing = d.join("no/such/dir/m.prom");
-    assert!(openmetrics::write_textfile(&sample_list(), &missing).is_err());
+    assert!(openmetrics::write_textfile(&sample_list(), None, &missing).is_err());
 }
 
 /// `--textfile` never writes through a symbolic link: not one at the temporary name the tool

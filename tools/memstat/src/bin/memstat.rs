@@ -8,6 +8,7 @@ use std::time::Duration;
 use clap::builder::TypedValueParser as _;
 use clap::parser::ValueSource;
 use clap::{ArgGroup, ArgMatches, Parser, ValueEnum};
+use memstat::coverage::Coverage;
 use memstat::error::io_text;
 use memstat::kvm::Core;
 use memstat::report::{self, Options, SortKey};
@@ -104,12 +105,14 @@ struct Args {
           conflicts_with_all = ["stream", "core"])]
     proc_path: PathBuf,
     /// Root of the sysctl tree, for the size classes (vm/malloc_zone_sizes) of the -m table or
-    /// JSON (not with -M, whose core has them).
+    /// JSON, and for the bytes the types hold of each (vm/malloc_zone_memuse) of the kmalloc
+    /// coverage (not with -M, whose core has the classes).
     #[arg(long = "sysctl", value_name = "DIR", default_value = DEFAULT_SYSCTL_DIR,
-          conflicts_with_all = ["core", "prometheus", "textfile", "listen", "save"])]
+          conflicts_with_all = ["core", "save"])]
     sysctl_dir: PathBuf,
-    /// SLUB sysfs directory for -z.
-    #[arg(long = "slab-dir", value_name = "DIR", default_value = DEFAULT_SLAB_DIR, requires = "zones")]
+    /// SLUB sysfs directory for -z, and for the kmalloc caches of the kmalloc coverage that ends
+    /// the -m report of the running kernel.
+    #[arg(long = "slab-dir", value_name = "DIR", default_value = DEFAULT_SLAB_DIR)]
     slab_dir: PathBuf,
     /// slabinfo file for -z, used when the slab directory is missing.
     #[arg(long = "slabinfo", value_name = "FILE", default_value = DEFAULT_SLABINFO, requires = "zones")]
@@ -189,12 +192,39 @@ fn usage(msg: &str) -> Failure {
 
 /// The combinations of options that clap cannot check: those of `-z` without `-m`, where the
 /// options of the malloc types' table would be ignored (`-l` is not one: it adds the MERGED
-/// column to `-z`).
+/// column to `-z`), and those of the kmalloc coverage of the running kernel with a saved stream
+/// or a core.
 fn check_combinations(args: &Args, matches: &ArgMatches) -> Result<(), Failure> {
+    let given = |id: &str| matches.value_source(id) == Some(ValueSource::CommandLine);
+    // Without the running kernel's types there is no kmalloc coverage to read them for.
+    let saved = args.stream.is_some() || args.core.is_some();
+    if !args.zones && given("slab_dir") {
+        let why = if saved {
+            Some("a saved stream or a core does not have")
+        } else if args.save.is_some() {
+            Some("--save does not write")
+        } else if args.name.is_some() {
+            Some("--name does not show")
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            return Err(usage(&format!(
+                "--slab-dir applies to -z and to the kmalloc coverage of the running kernel, \
+                 which {why}"
+            )));
+        }
+    }
+    let export = args.prometheus || args.textfile.is_some() || args.listen.is_some();
+    if saved && export && given("sysctl_dir") {
+        return Err(usage(
+            "--sysctl applies to the metrics' kmalloc coverage of the running kernel, \
+             which a saved stream does not have",
+        ));
+    }
     if !args.zones || args.malloc {
         return Ok(());
     }
-    let given = |id: &str| matches.value_source(id) == Some(ValueSource::CommandLine);
     for (id, option) in [("all", "-a"), ("sysctl_dir", "--sysctl")] {
         if given(id) {
             return Err(usage(&format!(
@@ -250,6 +280,8 @@ fn run(args: &Args) -> Result<(), Failure> {
     if let Some(addr) = &args.listen {
         return serve(args, addr, list);
     }
+    // The reconciliation against the kmalloc caches is the running kernel's.
+    let live = core.is_none() && args.stream.is_none() && args.save.is_none();
     let mut n = 0u64;
     let stdout = io::stdout();
     loop {
@@ -268,19 +300,26 @@ fn run(args: &Args) -> Result<(), Failure> {
                 .map_err(|e| format!("{}: {}", save.display(), io_text(&e)))?;
             return Ok(());
         }
+        // Shown for every type only: not read for a report of the types `--name` selects.
+        let coverage = if want_m && live && opts.name.is_none() {
+            read_coverage(args)
+        } else {
+            None
+        };
         if let Some(path) = &args.textfile {
-            openmetrics::write_textfile(&list, path)
+            openmetrics::write_textfile(&list, coverage.as_ref(), path)
                 .map_err(|e| format!("{}: {}", path.display(), io_text(&e)))?;
         }
         let mut out = String::new();
         if args.textfile.is_some() {
             // Nothing on standard output.
         } else if args.prometheus {
-            out = openmetrics::exposition(&list);
+            out = openmetrics::exposition(&list, coverage.as_ref());
         } else if args.json {
             let doc = report::Document {
                 malloc: want_m.then(|| report::malloc_rows(&list, list.zones(), &opts)),
                 zone: want_z.then(|| report::zone_rows(&list, &opts)),
+                coverage: coverage.as_ref().map(report::coverage_rows),
             };
             out = serde_json::to_string(&doc).map_err(|e| e.to_string())?;
             out.push('\n');
@@ -291,6 +330,10 @@ fn run(args: &Args) -> Result<(), Failure> {
             }
             if want_m {
                 out.push_str(&report::malloc_text(&list, list.zones(), &opts));
+                if let Some(c) = &coverage {
+                    out.push('\n');
+                    out.push_str(&report::coverage_text(c, humanize));
+                }
             }
             if want_z {
                 if want_m {
@@ -336,14 +379,39 @@ fn serve(args: &Args, addr: &str, mut list: MemoryTypeList) -> Result<(), Failur
         .stream
         .clone()
         .unwrap_or_else(|| args.proc_path.clone());
-    // The exposition does not use the zone sizes: no sysctl is read.
+    let live = args.stream.is_none();
+    let (sysctl_dir, slab_dir) = (args.sysctl_dir.clone(), args.slab_dir.clone());
     let scrape = move || {
         list.read_malloc(&path).map_err(|e| describe(&e))?;
-        Ok(openmetrics::exposition(&list).into_bytes())
+        let coverage = if live {
+            coverage_of(&sysctl_dir, &slab_dir)
+        } else {
+            None
+        };
+        Ok(openmetrics::exposition(&list, coverage.as_ref()).into_bytes())
     };
     server
         .serve(args.count, Box::new(scrape))
         .map_err(|e| format!("{}; the exporter stopped", io_text(&e)).into())
+}
+
+/// The reconciliation of the running kernel's malloc types against its kmalloc caches
+/// ([`Coverage`]), for the `-m` report and the exports; `None`, with the reason on standard
+/// error, when it cannot be read (the report goes on without it), and `None` silently for a
+/// kernel that does not give it.
+fn read_coverage(args: &Args) -> Option<Coverage> {
+    coverage_of(&args.sysctl_dir, &args.slab_dir)
+}
+
+/// [`read_coverage`] from the sysctl tree `sysctl_dir` and the SLUB sysfs directory `slab_dir`.
+fn coverage_of(sysctl_dir: &Path, slab_dir: &Path) -> Option<Coverage> {
+    match Coverage::read(sysctl_dir, slab_dir) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("memstat: kmalloc coverage: {}", describe(&e));
+            None
+        }
+    }
 }
 
 /// The duration of `secs` seconds given to `option`: a positive number that a [`Duration`]
