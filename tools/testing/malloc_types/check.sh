@@ -395,11 +395,12 @@ tools_check() {
 		[ $arc -eq 0 ] || { grep -E '^(FAILED|not ok)' "$alog" | head -n 10; problem "libmemstat for C (log: $alog)"; }
 
 		# The stream parser, the name rule with the pattern matcher (text
-		# forms, exact patterns, globs on bytes), and dtmalloc stacks' reader
-		# of trace_pipe with its outputs.
+		# forms, exact patterns, globs on bytes), dtmalloc stacks' reader
+		# of trace_pipe with its outputs, and the parsers of slabinfo and the
+		# sysctls of the kmalloc coverage.
 		mt_cargo_fresh fuzz tools/memstat
 		fuzzed=0
-		for target in stream names stacks; do
+		for target in stream names stacks kernel_files; do
 			echo "check: fuzzing the $target target (${MT_FUZZ_RUNS:=20000} runs)"
 			flog="$MT_CACHE/logs/fuzz-$target.log"
 			if CARGO_TARGET_DIR="$MT_CACHE/cargo-target-fuzz" bash "$MT_ROOT/tools/memstat/fuzz/run.sh" "$MT_FUZZ_RUNS" $target >"$flog" 2>&1; then

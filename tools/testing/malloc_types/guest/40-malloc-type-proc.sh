@@ -87,7 +87,12 @@ for want in "malloc_type_in_use_allocations$series 3" "malloc_type_in_use_bytes$
 	"malloc_type_failures_total$series 1" "malloc_type_peak_bytes$series 8328"; do
 	grep -qx "$want" /tmp/leak.prom || { grep 'leak' /tmp/leak.prom; fail "memstat --prometheus: no '$want'"; }
 done
-[ "$(grep -c '^# TYPE ' /tmp/leak.prom)" = 10 ] || fail "memstat --prometheus: not 10 families"
+# Ten families of the types, four of the kmalloc coverage (one sample per
+# size class, and the slab allocator's own bytes).
+[ "$(grep -c '^# TYPE ' /tmp/leak.prom)" = 14 ] || fail "memstat --prometheus: not 14 families"
+nz=$(wc -w </proc/sys/vm/malloc_zone_sizes)
+[ "$(grep -c '^malloc_type_kmalloc_typed_bytes{size="[0-9]*"} [0-9]*$' /tmp/leak.prom)" = "$nz" ] ||
+	fail "memstat --prometheus: not one malloc_type_kmalloc_typed_bytes per size class"
 [ "$(grep -c '^malloc_type_peak_bytes{' /tmp/leak.prom)" = 1 ] || fail "memstat --prometheus: peaks of untracked types"
 # Written again, the pattern resets the peak to the bytes in use (the same
 # here); taken out, the type is no longer tracked.

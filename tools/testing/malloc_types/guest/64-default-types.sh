@@ -3,12 +3,12 @@
 # code that made it (one per KBUILD_MODNAME for built-in code, owned by
 # vmlinux; one per module: guest test 62 checks the C sample's). After boot:
 #  - vmlinux has its default types besides its explicit ones;
-#  - the bytes the types hold cover most of the bytes in use in the kmalloc
-#    caches: at least 80% (95% on the x86_64 test kernel, 85% on arm64).
-#    What they do not hold is mostly what start_kernel() and the early
-#    initcalls before the registry's allocate; the types also hold some
-#    memory of other allocators (vmalloc, pages), which the kmalloc caches
-#    do not.
+#  - memstat -m's reconciliation (vm.malloc_zone_memuse against SLUB's
+#    sysfs): per size class, the types never hold more than the kmalloc
+#    caches have in use (beyond what a concurrent free can skew), and over
+#    all classes they hold at least 60% of it (77% on the x86_64 test
+#    kernel, 72% on arm64). What they do not hold includes what
+#    start_kernel() and the early initcalls before the registry's allocate.
 name=64-default-types
 fail() { echo "$name: FAIL: $*"; exit 1; }
 
@@ -22,31 +22,32 @@ echo "$name: $n types of vmlinux"
 # The ten largest users of kernel memory by type.
 memstat -m -l -H -s memuse | head -n 11 | sed "s/^/$name: /"
 
-# Bytes in use in the kmalloc caches (every kind: normal, cg, rcl, dma,
-# rnd), after each is shrunk (KASAN's quarantine and the per-CPU caches of
-# freed objects count as allocated until then): allocated objects times
-# object size, from SLUB's sysfs; and bytes the types hold. The
-# kmalloc-no-objext caches hold what the slab allocator keeps for itself,
-# the records' vectors of the other caches: shown apart, not charged.
-slab=0 own=0
-for d in /sys/kernel/slab/kmalloc-* /sys/kernel/slab/dma-kmalloc-*; do
-	[ -d "$d" ] && [ ! -L "$d" ] || continue
-	echo 1 >"$d/shrink" 2>/dev/null
-	set -- $(cat "$d/objects")
-	o=$1
-	sz=$(cat "$d/object_size")
-	[ "$o" -gt 0 ] && echo "$name: ${d##*/}: $o objects of $sz bytes"
-	case ${d##*/} in
-	kmalloc-no-objext-*) own=$((own + o * sz)) ;;
-	*) slab=$((slab + o * sz)) ;;
-	esac
+# The caches are shrunk first: KASAN's quarantine and the per-CPU caches of
+# freed objects count as in use in SLUB's sysfs until they go back to their
+# slabs, and no type holds them.
+for d in /sys/kernel/slab/*kmalloc-* /sys/kernel/slab/malloc-zone*; do
+	[ -d "$d" ] && [ ! -L "$d" ] && echo 1 >"$d/shrink" 2>/dev/null
 done
-echo "$name: the slab allocator's vectors (kmalloc-no-objext): $own bytes"
-memstat --prometheus >/tmp/default.prom || fail "memstat --prometheus"
-typed=$(awk '/^malloc_type_in_use_bytes\{/ { b += $NF } END { printf "%d", b }' /tmp/default.prom)
-echo "$name: kmalloc caches: $slab bytes in use; types: $typed bytes"
-[ "$slab" -gt 0 ] || fail "no kmalloc cache in SLUB's sysfs"
+memstat -m -H >/tmp/default.txt || fail "memstat -m"
+sed -n '/^kmalloc caches and malloc types/,$p' /tmp/default.txt >/tmp/coverage.txt
+[ -s /tmp/coverage.txt ] || fail "memstat -m ends with no reconciliation"
+sed "s/^/$name: /" /tmp/coverage.txt
+# Per class: Size Caches Typed Untyped Typed%. A block freed between
+# memstat's read of the sysctl and of the caches leaves it typed but not in
+# use: a few objects of slack per class.
+awk -v name="$name" '
+	$1 ~ /^[0-9]+$/ && NF == 5 {
+		if ($3 > $2 + 16 * $1) { print name ": class " $1 ": the types hold " $3 " bytes, the caches " $2; bad = 1 }
+	}
+	$1 == "Total" { caches = $2; typed = $3 }
+	END {
+		if (bad) exit 1
+		if (caches == "") { print name ": no Total line"; exit 1 }
+		printf "%d %d\n", caches, typed > "/tmp/coverage.total"
+	}' /tmp/coverage.txt || fail "the types hold more of a size class than its caches"
+read slab typed </tmp/coverage.total
+[ "$slab" -gt 0 ] || fail "no bytes in use in the kmalloc caches"
 pct=$((typed * 100 / slab))
 echo "$name: the types hold $pct% of the kmalloc caches' bytes"
-[ "$pct" -ge 80 ] || fail "the types hold $pct% of the kmalloc caches' bytes in use"
+[ "$pct" -ge 60 ] || fail "the types hold $pct% of the kmalloc caches' bytes in use"
 echo "$name: ok"

@@ -39,14 +39,17 @@ echo "malloc types: $(cat /proc/sys/kernel/malloc_count)   zones: $(cat /proc/sy
 
 # The 20 types that hold the most memory.
 top() { memstat -m -H -s memuse >/tmp/top.out || { echo "FAILED: memstat -m -s memuse"; rc=1; }; head -n 21 /tmp/top.out; }
-# Bytes in use in the kmalloc caches (/proc/slabinfo: active objects times
-# object size; not the kmalloc-no-objext caches, which hold the slab
-# allocator's own vectors) and bytes the types hold.
+# How much of the kmalloc caches' memory the types hold: the reconciliation
+# that ends memstat -m (per size class, the bytes in use of the kmalloc
+# caches and the bytes the types hold of them), the classes in use only.
+# The caches are shrunk first: SLUB counts the freed objects its per-CPU
+# caches keep as in use until they go back to their slabs.
 coverage() {
-	memstat --prometheus >/tmp/cov.prom || { echo "FAILED: memstat --prometheus"; rc=1; return; }
-	slab=$(awk '$1 ~ /^(dma-)?kmalloc-/ && $1 !~ /^kmalloc-no-objext-/ { b += $2 * $4 } END { printf "%d", b }' /proc/slabinfo)
-	typed=$(awk '/^malloc_type_in_use_bytes\{/ { b += $NF } END { printf "%d", b }' /tmp/cov.prom)
-	echo "kmalloc caches: $((slab / 1024)) KiB in use; the types hold $((typed / 1024)) KiB ($((typed * 100 / slab))%)"
+	for d in /sys/kernel/slab/*kmalloc-* /sys/kernel/slab/malloc-zone*; do
+		[ -d "$d" ] && [ ! -L "$d" ] && echo 1 >"$d/shrink" 2>/dev/null
+	done
+	memstat -m -H >/tmp/cov.out || { echo "FAILED: memstat -m"; rc=1; return; }
+	sed -n '/^kmalloc caches and malloc types/,$p' /tmp/cov.out | grep -Ev '^ +[0-9]+ +0 +0 +0 +-$'
 }
 
 banner "memstat -m (before the workloads: the 20 types that hold the most)"
