@@ -35,14 +35,11 @@
 //! assert_eq!((c.cache_bytes(), c.typed_bytes(), c.slab_own_bytes), (1760, 1600, 128));
 //! ```
 
-use std::collections::BTreeMap;
-use std::fs;
 use std::io;
-use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use crate::error::{Error, Result};
-use crate::slab::{read_sys_cache_objects, SlabCache};
+use crate::slab::{read_sys_cache_objects, read_sys_dir_with, SlabCache};
 use crate::zones::{read_sysctl, ZoneSizes, ZONE_COUNT_MAX};
 
 /// One kmalloc size class: what its caches hold and what the types hold of it.
@@ -266,55 +263,16 @@ impl Coverage {
 }
 
 /// Reads the kmalloc caches (and the slab allocator's own) of a SLUB sysfs directory: every
-/// directory whose name, or the name of a link to it, [`cache_kind`] knows, once, with the
-/// names of its links in order.
+/// directory whose name, or the name of a link to it, [`cache_kind`] knows, with the names of
+/// those links; their object sizes and objects in use only.
 fn read_kmalloc_caches(dir: &Path) -> Result<Vec<SlabCache>> {
-    let rd = fs::read_dir(dir).map_err(|e| Error::from_io(dir, e))?;
-    // Directory -> the names of the links to it.
-    let mut wanted: BTreeMap<Vec<u8>, Vec<Vec<u8>>> = BTreeMap::new();
-    for ent in rd {
-        let ent = ent.map_err(|e| Error::from_io(dir, e))?;
-        let name = ent.file_name();
-        if cache_kind(name.as_bytes()).is_none() {
-            continue;
-        }
-        let ft = match ent.file_type() {
-            Ok(ft) => ft,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(Error::from_io(ent.path(), e)),
-        };
-        // A link names a cache merged into the directory it points to.
-        let (target, link) = if ft.is_symlink() {
-            match fs::read_link(ent.path()) {
-                Ok(t) => match t.file_name() {
-                    Some(f) => (f.as_bytes().to_vec(), Some(name.as_bytes().to_vec())),
-                    None => continue,
-                },
-                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
-                Err(e) => return Err(Error::from_io(ent.path(), e)),
-            }
-        } else if ft.is_dir() {
-            (name.as_bytes().to_vec(), None)
-        } else {
-            continue;
-        };
-        wanted.entry(target).or_default().extend(link);
-    }
-    let mut out = Vec::new();
-    for (name, mut links) in wanted {
-        links.sort();
-        let path = dir.join(std::ffi::OsStr::from_bytes(&name));
-        if let Some(mut c) = read_sys_cache_objects(&path, &name)? {
-            c.merged = links;
-            out.push(c);
-        }
-    }
-    Ok(out)
+    read_sys_dir_with(dir, |n| cache_kind(n).is_some(), read_sys_cache_objects)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
 
     fn cache(name: &str, object_size: u64, active_objs: u64) -> SlabCache {
         SlabCache {

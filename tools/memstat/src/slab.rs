@@ -187,8 +187,19 @@ fn read_sys_cache_files(dir: &Path, name: &[u8]) -> Result<SlabCache> {
 /// Caches destroyed between the listing and the reading of their files are skipped, as are
 /// links that vanish or point to no cache.
 pub fn read_sys_dir(dir: &Path) -> Result<Vec<SlabCache>> {
+    read_sys_dir_with(dir, |_| true, read_sys_cache)
+}
+
+/// [`read_sys_dir`] of the caches a name `keep`s, each read with `read`: the directories whose
+/// name it keeps, and those that a link whose name it keeps points to; only the links it keeps
+/// are read and give [`SlabCache::merged`] names.
+pub fn read_sys_dir_with(
+    dir: &Path,
+    keep: impl Fn(&[u8]) -> bool,
+    read: fn(&Path, &[u8]) -> Result<Option<SlabCache>>,
+) -> Result<Vec<SlabCache>> {
     let rd = fs::read_dir(dir).map_err(|e| Error::from_io(dir, e))?;
-    let mut out = Vec::new();
+    let mut dirs = Vec::new();
     // (the directory a link points to, the link's inode number, its name)
     let mut links: Vec<(Vec<u8>, u64, Vec<u8>)> = Vec::new();
     for ent in rd {
@@ -199,6 +210,9 @@ pub fn read_sys_dir(dir: &Path) -> Result<Vec<SlabCache>> {
             Err(e) => return Err(Error::from_io(ent.path(), e)),
         };
         if ft.is_symlink() {
+            if !keep(ent.file_name().as_bytes()) {
+                continue;
+            }
             let target = match fs::read_link(ent.path()) {
                 Ok(t) => t,
                 Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
@@ -214,14 +228,22 @@ pub fn read_sys_dir(dir: &Path) -> Result<Vec<SlabCache>> {
             }
             continue;
         }
-        if !ft.is_dir() {
+        if ft.is_dir() {
+            dirs.push(ent.file_name().into_vec());
+        }
+    }
+    dirs.sort();
+    let linked: std::collections::BTreeSet<&[u8]> =
+        links.iter().map(|(to, _, _)| to.as_slice()).collect();
+    let mut out = Vec::new();
+    for name in dirs {
+        if !keep(&name) && !linked.contains(name.as_slice()) {
             continue;
         }
-        if let Some(c) = read_sys_cache(&ent.path(), ent.file_name().as_bytes())? {
+        if let Some(c) = read(&dir.join(std::ffi::OsStr::from_bytes(&name)), &name)? {
             out.push(c);
         }
     }
-    out.sort_by(|a, b| a.name.cmp(&b.name));
     // A cache's links in the order sysfs made them: kernfs numbers its nodes in the order it
     // creates them, and SLUB links a mergeable cache's own name right after its directory,
     // the names of the caches merged into it later.
