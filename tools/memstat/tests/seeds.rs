@@ -44,6 +44,23 @@ fn seeds() -> Vec<(&'static str, Vec<u8>, bool)> {
     ]
 }
 
+/// Inputs of the `kernel_files` target (the two sysctls, a NUL, a slabinfo file) and whether
+/// their reconciliation is built: the fixture of a kernel, a size named twice (refused), a
+/// count of values that is not the count of classes (refused).
+fn kernel_files_seeds() -> Vec<(&'static str, Vec<u8>, bool)> {
+    let vm = fixture("sysctl-coverage/vm");
+    let read = |name: &str| std::fs::read_to_string(vm.join(name)).unwrap();
+    let mut kernel = format!("{}\n", read("malloc_zone_sizes").trim_end()).into_bytes();
+    kernel.extend_from_slice(read("malloc_zone_memuse").as_bytes());
+    kernel.push(0);
+    kernel.extend_from_slice(&std::fs::read(fixture("slabinfo")).unwrap());
+    vec![
+        ("fixture", kernel, true),
+        ("size_twice", b" 0 0\n0 0\0".to_vec(), false),
+        ("count_mismatch", b"64 128\n1\0".to_vec(), false),
+    ]
+}
+
 /// Cores for the `core` target: small registries of the synthetic kernel (zero pages take no
 /// bytes of the file), and cores that claim 65536 CPU ids over memory of zeros, each stopped by
 /// one of the reader's bounds.
@@ -137,6 +154,17 @@ CPU:1 [LOST 3 EVENTS]
 ";
 
 /// A seed of the `names` target: the name's length, the name, then a pattern.
+/// The reconciliation of a `kernel_files` input, read as the fuzz target reads it.
+fn kernel_files_coverage(data: &[u8]) -> memstat::Result<memstat::coverage::Coverage> {
+    let (sysctls, slabinfo) = data.split_at(data.iter().position(|&b| b == 0).unwrap());
+    let caches = memstat::slab::parse_slabinfo(&slabinfo[1..])?;
+    let text = std::str::from_utf8(sysctls).unwrap();
+    let (sizes, memuse) = text.split_once('\n').unwrap();
+    let zones = memstat::ZoneSizes::parse(sizes)?;
+    let memuse = memstat::coverage::parse_zone_memuse(memuse)?;
+    memstat::coverage::Coverage::new(&zones, &memuse, &caches)
+}
+
 fn names_seed(name: &[u8], pattern: &[u8]) -> Vec<u8> {
     let mut v = vec![u8::try_from(name.len()).unwrap()];
     v.extend_from_slice(name);
@@ -151,6 +179,9 @@ fn seeds_parse_as_intended() {
     }
     for (name, line) in TRACE_LINES {
         assert!(memstat::trace::parse_line(line).is_ok(), "{name}");
+    }
+    for (name, data, ok) in kernel_files_seeds() {
+        assert_eq!(kernel_files_coverage(&data).is_ok(), ok, "{name}");
     }
     let mut r = memstat::stacks::StackReader::new();
     for line in STACK_SEED.lines() {
@@ -175,6 +206,11 @@ fn seeds_parse_as_intended() {
     std::fs::create_dir_all(&d).unwrap();
     for (name, line) in TRACE_LINES {
         std::fs::write(d.join(name), line).unwrap();
+    }
+    let d = dir.join("kernel_files");
+    std::fs::create_dir_all(&d).unwrap();
+    for (name, data, _) in kernel_files_seeds() {
+        std::fs::write(d.join(name), data).unwrap();
     }
     let d = dir.join("stacks");
     std::fs::create_dir_all(&d).unwrap();
