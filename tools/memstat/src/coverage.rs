@@ -8,10 +8,11 @@
 //! partitions `part-NN` and the bucket sets of `kmem_buckets_create()`) against the
 //! types' bytes; the difference is what no type holds.
 //!
-//! Two things make the caches' figure larger than what is allocated: SLUB counts the objects
-//! its per-CPU caches hold for reuse, and KASAN's quarantine, as in use until they go back to
-//! their slabs (writing `1` to a cache's `shrink` file sends them back), and neither is charged
-//! to a type. The caches `kmalloc-no-objext-*` hold what the slab allocator allocates for itself
+//! SLUB counts the free objects its per-CPU sheaves and its barns hold for reuse as in use; a
+//! kernel that says how many (a cache's `sheaf_objects` file) has them taken off, and shown
+//! apart. KASAN's quarantine also holds freed objects that count as in use until they go back
+//! to their slabs (writing `1` to a cache's `shrink` file sends them back); nothing tells how
+//! many, and no type holds them. The caches `kmalloc-no-objext-*` hold what the slab allocator allocates for itself
 //! (the vectors of per-object records of the other caches): they are shown apart, not as kmalloc
 //! memory.
 //!
@@ -20,19 +21,19 @@
 //! use memstat::{SlabCache, ZoneSizes};
 //!
 //! let zones = ZoneSizes::new(vec![8, 16, 32]).unwrap();
-//! let cache = |name: &str, object_size, active_objs| SlabCache {
-//!     name: name.into(), object_size, active_objs, ..Default::default()
+//! let cache = |name: &str, object_size, active_objs, sheaf_objs| SlabCache {
+//!     name: name.into(), object_size, active_objs, sheaf_objs, ..Default::default()
 //! };
 //! let caches = [
-//!     cache("kmalloc-16", 16, 100),
-//!     cache("kmalloc-cg-16", 16, 10),
-//!     cache("kmalloc-no-objext-32", 32, 4),
-//!     cache("dentry", 192, 1000),
+//!     cache("kmalloc-16", 16, 100, 4),
+//!     cache("kmalloc-cg-16", 16, 10, 0),
+//!     cache("kmalloc-no-objext-32", 32, 4, 0),
+//!     cache("dentry", 192, 1000, 0),
 //! ];
 //! let c = Coverage::new(&zones, &[0, 1600, 0], &caches).unwrap();
-//! assert_eq!(c.classes[1].cache_bytes, 1760);
-//! assert_eq!(c.classes[1].untyped_bytes(), 160);
-//! assert_eq!((c.cache_bytes(), c.typed_bytes(), c.slab_own_bytes), (1760, 1600, 128));
+//! assert_eq!((c.classes[1].cache_bytes, c.classes[1].sheaf_bytes), (1696, 64));
+//! assert_eq!(c.classes[1].untyped_bytes(), 96);
+//! assert_eq!((c.cache_bytes(), c.typed_bytes(), c.slab_own_bytes), (1696, 1600, 128));
 //! ```
 
 use std::io;
@@ -47,8 +48,11 @@ use crate::zones::{read_sysctl, ZoneSizes, ZONE_COUNT_MAX};
 pub struct ClassCoverage {
     /// The class's object size in bytes (`vm.malloc_zone_sizes`).
     pub size: u64,
-    /// Bytes in use in the kmalloc caches of this size: objects in use times object size.
+    /// Bytes in use in the kmalloc caches of this size: objects in use (not those free in the
+    /// sheaves) times object size.
     pub cache_bytes: u64,
+    /// Bytes of the free objects the sheaves of these caches hold.
+    pub sheaf_bytes: u64,
     /// Bytes of blocks of this class charged to malloc types (`vm.malloc_zone_memuse`).
     pub typed_bytes: u64,
 }
@@ -72,7 +76,8 @@ fn signed_difference(a: u64, b: u64) -> i64 {
 pub struct Coverage {
     /// One entry per size class, by `zindx`.
     pub classes: Vec<ClassCoverage>,
-    /// Bytes in use in the caches `kmalloc-no-objext-*`: the slab allocator's own.
+    /// Bytes in use in the caches `kmalloc-no-objext-*`: the slab allocator's own (the free
+    /// objects of their sheaves not included).
     pub slab_own_bytes: u64,
 }
 
@@ -185,17 +190,23 @@ impl Coverage {
             .map(|(&size, &typed_bytes)| ClassCoverage {
                 size,
                 cache_bytes: 0,
+                sheaf_bytes: 0,
                 typed_bytes,
             })
             .collect();
         let mut slab_own_bytes = 0u64;
         for c in caches {
-            let bytes = c.active_objs.saturating_mul(c.object_size);
+            // The two files are read one after the other: never more free than given out.
+            let free = c.sheaf_objs.min(c.active_objs);
+            let bytes = (c.active_objs - free).saturating_mul(c.object_size);
             match kind_of(c) {
                 Some(CacheKind::SlabOwn) => slab_own_bytes = slab_own_bytes.saturating_add(bytes),
                 Some(CacheKind::Kmalloc) => {
                     if let Some(k) = classes.iter_mut().find(|k| k.size == c.object_size) {
                         k.cache_bytes = k.cache_bytes.saturating_add(bytes);
+                        k.sheaf_bytes = k
+                            .sheaf_bytes
+                            .saturating_add(free.saturating_mul(c.object_size));
                     }
                 }
                 None => {}
@@ -241,6 +252,13 @@ impl Coverage {
         self.classes
             .iter()
             .fold(0, |s, k| s.saturating_add(k.cache_bytes))
+    }
+
+    /// Bytes of the free objects the sheaves of the kmalloc caches hold, over every class.
+    pub fn sheaf_bytes(&self) -> u64 {
+        self.classes
+            .iter()
+            .fold(0, |s, k| s.saturating_add(k.sheaf_bytes))
     }
 
     /// Bytes of kmalloc blocks charged to types, over every class.
@@ -334,6 +352,29 @@ mod tests {
             let c = Coverage::new(&zones, &[0], &[merged]).unwrap();
             assert_eq!((c.classes[0].cache_bytes, c.slab_own_bytes), (256, 0));
         }
+    }
+
+    #[test]
+    fn the_free_objects_of_the_sheaves_are_not_in_use() {
+        let zones = ZoneSizes::new(vec![64, 128]).unwrap();
+        let mut kmalloc = cache("kmalloc-64", 64, 10);
+        kmalloc.sheaf_objs = 3;
+        let mut own = cache("kmalloc-no-objext-128", 128, 5);
+        own.sheaf_objs = 1;
+        // Read after `objects`, the count of the sheaves may exceed it: all of it free.
+        let mut racing = cache("kmalloc-cg-128", 128, 2);
+        racing.sheaf_objs = 7;
+        let c = Coverage::new(&zones, &[448, 0], &[kmalloc, own, racing]).unwrap();
+        assert_eq!(
+            (c.classes[0].cache_bytes, c.classes[0].sheaf_bytes),
+            (448, 192)
+        );
+        assert_eq!(
+            (c.classes[1].cache_bytes, c.classes[1].sheaf_bytes),
+            (0, 256)
+        );
+        assert_eq!(c.classes[0].untyped_bytes(), 0);
+        assert_eq!((c.sheaf_bytes(), c.slab_own_bytes), (448, 4 * 128));
     }
 
     #[test]

@@ -185,7 +185,7 @@ pub fn malloc_text(list: &MemoryTypeList, zones: &ZoneSizes, o: &Options) -> Str
 
 /// The reconciliation that ends the `-m` table ([`Coverage`]): per kmalloc size class, the bytes
 /// in use of its caches, the bytes the malloc types hold of it, the rest and the types' share;
-/// then the totals and the slab allocator's own bytes.
+/// then the totals, the slab allocator's own bytes and the free bytes of the caches' sheaves.
 pub fn coverage_text(c: &Coverage, humanize_numbers: bool) -> String {
     let num = |v: u64| {
         if humanize_numbers {
@@ -243,6 +243,11 @@ pub fn coverage_text(c: &Coverage, humanize_numbers: bool) -> String {
         s,
         "The slab allocator's own (kmalloc-no-objext-*): {} bytes, not kmalloc blocks.",
         num(c.slab_own_bytes)
+    );
+    let _ = writeln!(
+        s,
+        "Free objects the kmalloc caches' sheaves hold: {} bytes, not in use.",
+        num(c.sheaf_bytes())
     );
     s
 }
@@ -409,6 +414,9 @@ pub struct CoverageBytes {
     /// The caches' bytes no type holds (negative when the types hold more).
     #[serde(rename = "untyped-bytes")]
     pub untyped_bytes: i64,
+    /// Bytes of the free objects the caches' sheaves hold (not in `cache-bytes`).
+    #[serde(rename = "sheaf-bytes")]
+    pub sheaf_bytes: u64,
 }
 
 /// One size class of `kmalloc-coverage`.
@@ -447,6 +455,7 @@ pub fn coverage_rows(c: &Coverage) -> CoverageStatistics {
                     cache_bytes: k.cache_bytes,
                     typed_bytes: k.typed_bytes,
                     untyped_bytes: k.untyped_bytes(),
+                    sheaf_bytes: k.sheaf_bytes,
                 },
             })
             .collect(),
@@ -454,6 +463,7 @@ pub fn coverage_rows(c: &Coverage) -> CoverageStatistics {
             cache_bytes: c.cache_bytes(),
             typed_bytes: c.typed_bytes(),
             untyped_bytes: c.untyped_bytes(),
+            sheaf_bytes: c.sheaf_bytes(),
         },
         slab_own_bytes: c.slab_own_bytes,
     }

@@ -43,8 +43,12 @@ pub struct SlabCache {
     pub object_size: u64,
     /// `slab_size` (object plus metadata and alignment); `<objsize>` from slabinfo.
     pub slab_size: u64,
-    /// `objects` / `<active_objs>`.
+    /// `objects` / `<active_objs>`: the objects the slabs have given out, which include the free
+    /// ones the per-CPU sheaves and the barns hold (`sheaf_objs`).
     pub active_objs: u64,
+    /// `sheaf_objects`: free objects held in the sheaves, counted in `active_objs` (0 from
+    /// slabinfo and for a kernel without the file).
+    pub sheaf_objs: u64,
     /// `total_objects` / `<num_objs>`.
     pub total_objs: u64,
     /// `slabs` / `<num_slabs>`.
@@ -150,6 +154,7 @@ pub fn read_sys_cache_objects(dir: &Path, name: &[u8]) -> Result<Option<SlabCach
             name: name.to_vec(),
             object_size: need("object_size")?,
             active_objs: need("objects")?,
+            sheaf_objs: read_value(dir, "sheaf_objects")?.unwrap_or(0),
             ..Default::default()
         })
     };
@@ -170,6 +175,7 @@ fn read_sys_cache_files(dir: &Path, name: &[u8]) -> Result<SlabCache> {
         object_size,
         slab_size: read_value(dir, "slab_size")?.unwrap_or(object_size),
         active_objs: need("objects")?,
+        sheaf_objs: opt("sheaf_objects")?,
         total_objs: need("total_objects")?,
         slabs: opt("slabs")?,
         objs_per_slab: opt("objs_per_slab")?,
@@ -306,6 +312,7 @@ pub fn parse_slabinfo(text: impl AsRef<[u8]>) -> Result<Vec<SlabCache>> {
         out.push(SlabCache {
             name: name.to_vec(),
             active_objs: num(1)?,
+            sheaf_objs: 0,
             total_objs: num(2)?,
             object_size: num(3)?,
             slab_size: num(3)?,

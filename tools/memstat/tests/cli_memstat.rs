@@ -632,8 +632,9 @@ fn unloaded_types_in_json() {
 }
 
 /// The reconciliation against the kmalloc caches ends the `-m` report of the running kernel
-/// (`--proc`, not `-f`), with its sysctls and SLUB's sysfs (the fixture's `kmalloc-64` holds
-/// 2548 objects, 163072 bytes; the types hold 160000 of them and 4096 of the 8192-byte class,
+/// (`--proc`, not `-f`), with its sysctls and SLUB's sysfs (the fixture's `kmalloc-64` has
+/// given out 2548 objects, 40 of them free in its sheaves: 2508 in use, 160512 bytes; the types
+/// hold 160000 of them and 4096 of the 8192-byte class,
 /// whose caches are not in the fixture); in the JSON and the Prometheus metrics too. Not with
 /// `--name`, which shows some types only, nor for a saved stream.
 #[test]
@@ -661,6 +662,10 @@ fn coverage_ends_the_malloc_report() {
     );
     assert!(
         prom.contains("malloc_type_kmalloc_untyped_bytes{size=\"8192\"} -4096\n"),
+        "{prom}"
+    );
+    assert!(
+        prom.contains("malloc_type_kmalloc_sheaf_bytes{size=\"64\"} 2560\n"),
         "{prom}"
     );
     assert!(!text(live(&["-H", "--name", "foo_*"])).contains("kmalloc caches"));

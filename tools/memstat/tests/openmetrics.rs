@@ -23,8 +23,9 @@ fn exposition(l: &MemoryTypeList) -> String {
     String::from_utf8(out).unwrap()
 }
 
-/// A reconciliation of two size classes: 64 bytes (1000 objects in use, 60000 bytes typed) and
-/// 128 (none in use, 128 typed: a KFENCE object), and 4096 bytes of the slab allocator's own.
+/// A reconciliation of two size classes: 64 bytes (1000 objects given out, 10 of them free in
+/// the sheaves, 60000 bytes typed) and 128 (none in use, 128 typed: a KFENCE object), and 4096
+/// bytes of the slab allocator's own.
 fn sample_coverage() -> memstat::coverage::Coverage {
     let zones = memstat::ZoneSizes::new(vec![64, 128]).unwrap();
     let caches = [
@@ -32,6 +33,7 @@ fn sample_coverage() -> memstat::coverage::Coverage {
             name: b"kmalloc-64".to_vec(),
             object_size: 64,
             active_objs: 1000,
+            sheaf_objs: 10,
             ..Default::default()
         },
         memstat::SlabCache {
@@ -48,9 +50,9 @@ fn sample_coverage() -> memstat::coverage::Coverage {
 fn coverage_has_a_sample_per_size_class() {
     let text = openmetrics::exposition(&sample_list(), Some(&sample_coverage()));
     assert!(text.ends_with(&[
-        "# HELP malloc_type_kmalloc_cache_bytes Bytes in use in the kmalloc caches of the size class (objects in use times object size).",
+        "# HELP malloc_type_kmalloc_cache_bytes Bytes in use in the kmalloc caches of the size class (objects in use, not those free in the sheaves, times object size).",
         "# TYPE malloc_type_kmalloc_cache_bytes gauge",
-        "malloc_type_kmalloc_cache_bytes{size=\"64\"} 64000",
+        "malloc_type_kmalloc_cache_bytes{size=\"64\"} 63360",
         "malloc_type_kmalloc_cache_bytes{size=\"128\"} 0",
         "# HELP malloc_type_kmalloc_typed_bytes Bytes of kmalloc blocks of the size class charged to malloc types (vm.malloc_zone_memuse).",
         "# TYPE malloc_type_kmalloc_typed_bytes gauge",
@@ -58,8 +60,12 @@ fn coverage_has_a_sample_per_size_class() {
         "malloc_type_kmalloc_typed_bytes{size=\"128\"} 128",
         "# HELP malloc_type_kmalloc_untyped_bytes Bytes in use in the kmalloc caches of the size class that no malloc type holds.",
         "# TYPE malloc_type_kmalloc_untyped_bytes gauge",
-        "malloc_type_kmalloc_untyped_bytes{size=\"64\"} 4000",
+        "malloc_type_kmalloc_untyped_bytes{size=\"64\"} 3360",
         "malloc_type_kmalloc_untyped_bytes{size=\"128\"} -128",
+        "# HELP malloc_type_kmalloc_sheaf_bytes Bytes of the free objects the sheaves of the kmalloc caches of the size class hold.",
+        "# TYPE malloc_type_kmalloc_sheaf_bytes gauge",
+        "malloc_type_kmalloc_sheaf_bytes{size=\"64\"} 640",
+        "malloc_type_kmalloc_sheaf_bytes{size=\"128\"} 0",
         "# HELP malloc_type_slab_own_bytes Bytes in use in the slab allocator's own caches (kmalloc-no-objext-*).",
         "# TYPE malloc_type_slab_own_bytes gauge",
         "malloc_type_slab_own_bytes 4096",
