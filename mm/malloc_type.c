@@ -931,22 +931,6 @@ static struct notifier_block malloc_type_module_nb = {
 };
 #endif /* CONFIG_MODULES */
 
-/*
- * The size classes are the object sizes of the kmalloc caches, which
- * kmem_cache_init() created: read them before the secondary CPUs start,
- * before any initcall that allocates from Rust.
- */
-static int __init malloc_type_early_init(void)
-{
-	if (malloc_type_init_size_classes()) {
-		static_branch_enable(&malloc_type_classes.runtime);
-		pr_info("kmalloc size classes differ from the built-in ones: looked up at run time\n");
-	}
-	malloc_type_kmalloc_bits_init();
-	return 0;
-}
-early_initcall(malloc_type_early_init);
-
 static void __init malloc_type_init_zones(void)
 {
 	unsigned int i;
@@ -986,11 +970,30 @@ static void __init malloc_type_init_zones(void)
 	}
 }
 
-static int __init malloc_type_init(void)
+/**
+ * malloc_type_init() - set up the registry and register vmlinux's types
+ *
+ * Reads the size classes (the object sizes of the kmalloc caches that
+ * kmem_cache_init() created), creates the zones, registers the types
+ * vmlinux defines and gives vmlinux's allocation tags their default types.
+ * It needs the slab, per-CPU and vmalloc allocators and nothing later, so
+ * mm_core_init() calls it as soon as those are up: the kmalloc blocks of
+ * the rest of start_kernel() (the scheduler, workqueues, RCU, interrupts,
+ * the VFS caches) are charged to their default types from the first, and
+ * the few allocated before it carry no record and are never charged.
+ *
+ * Context: start_kernel(), one CPU, interrupts off.
+ */
+void __init malloc_type_init(void)
 {
 	struct malloc_type **p;
 	int ret;
 
+	if (malloc_type_init_size_classes()) {
+		static_branch_enable(&malloc_type_classes.runtime);
+		pr_info("kmalloc size classes differ from the built-in ones: looked up at run time\n");
+	}
+	malloc_type_kmalloc_bits_init();
 	malloc_type_init_zones();
 
 	mutex_lock(&malloc_type_mutex);
@@ -1009,19 +1012,24 @@ static int __init malloc_type_init(void)
 	}
 	mutex_unlock(&malloc_type_mutex);
 	malloc_type_default_init();
+	pr_info("%u types, %u zones\n", malloc_type_count(), numzones);
+}
 
 #ifdef CONFIG_MODULES
+/*
+ * The modules' types: kept after an unload in the areas of the code tags
+ * (which need the IDR, so not before radix_tree_init()), registered by the
+ * notifier before the first module loads.
+ */
+static int __init malloc_type_modules_init(void)
+{
+	int ret;
+
 	malloc_type_areas_init();
 	ret = register_module_notifier(&malloc_type_module_nb);
 	if (ret)
 		pr_warn("cannot register the module notifier: %d\n", ret);
-#endif
-	pr_info("%u types, %u zones\n", malloc_type_count(), numzones);
 	return 0;
 }
-
-/*
- * Early, after the size classes (the initcall above): the kmalloc blocks of
- * the initcalls and of driver_init() are charged to their default types.
- */
-early_initcall(malloc_type_init);
+early_initcall(malloc_type_modules_init);
+#endif

@@ -23,8 +23,11 @@
  * (the Rust allocators, the C API's zones) uses alloc_hooks_typed(): its
  * tag names no type.
  *
- * Blocks allocated before the types are registered carry no record and are
- * never charged.
+ * The types are registered in mm_core_init(), right after the slab, per-CPU
+ * and vmalloc allocators are up (malloc_type_init()). Blocks allocated before
+ * carry no record and are never charged, except the sheaves and barns of the
+ * kmalloc caches, which the slab allocator keeps for good: they are charged
+ * to "slub" then.
  */
 
 #define pr_fmt(fmt) "malloc_types: " fmt
@@ -197,13 +200,37 @@ malloc_type_default_lookup(struct hlist_head *names, unsigned int bits,
 extern struct alloc_tag __start_alloc_tags[];
 extern struct alloc_tag __stop_alloc_tags[];
 
+/*
+ * Charges a sheaf or a barn of the slab allocator to @arg, the type of
+ * mm/slub.c, as the kmalloc hook charges those allocated since the default
+ * types exist; one allocated since (it has a record) is left as it is.
+ */
+static void __init malloc_type_charge_early(void *block, void *arg)
+{
+	struct slab *slab = virt_to_slab(block);
+	struct malloc_type *old;
+
+	if (!slab || !(slab->slab_cache->flags & SLAB_KMALLOC))
+		return;
+	old = malloc_type_obj_take(block, NULL);
+	if (old) {
+		malloc_type_obj_set(block, old, GFP_NOWAIT);
+		return;
+	}
+	malloc_type_kmalloc_charge(slab->slab_cache, block, arg, GFP_NOWAIT,
+				   false);
+}
+
 /**
  * malloc_type_default_init() - give vmlinux's allocation tags their types
  *
  * Registers one default type per KBUILD_MODNAME that vmlinux's tags name
  * (an explicit type of vmlinux with the name stands for it) and sets each
  * tag's type, unless malloc_types.default_types=0; this file's tags first,
- * with the charging on, so that the types it allocates are charged.
+ * with the charging on, so that the types it allocates are charged. Then
+ * charges the sheaves and barns the slab allocator allocated before (those
+ * of the kmalloc caches, from kmem_cache_init() on) to the type of
+ * mm/slub.c, "slub", as the blocks it allocates from then on are.
  *
  * Context: the registry's initcall, after vmlinux's explicit types are
  * registered.
@@ -214,7 +241,7 @@ void __init malloc_type_default_init(void)
 	struct malloc_type_name_entry *e;
 	struct hlist_node *tmp;
 	struct hlist_head *names;
-	struct malloc_type *mtp = NULL;
+	struct malloc_type *mtp = NULL, *slub;
 	const char *last = NULL;
 	struct alloc_tag *tag;
 	unsigned int i, failed = 0, before = malloc_type_count();
@@ -257,7 +284,10 @@ void __init malloc_type_default_init(void)
 		}
 		WRITE_ONCE(tag->malloc_type, mtp);
 	}
+	slub = malloc_type_default_lookup(names, bits, "slub");
 	mutex_unlock(&malloc_type_mutex);
+	if (slub)
+		kmem_cache_walk_sheaf_blocks(malloc_type_charge_early, slub);
 
 	for (i = 0; i < 1U << bits; i++)
 		hlist_for_each_entry_safe(e, tmp, &names[i], node)

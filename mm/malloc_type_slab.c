@@ -156,7 +156,7 @@ EXPORT_SYMBOL_GPL(malloc_type_zone_memuse);
  * slot of each size class is the one kmalloc_slab() picks for a request of
  * the class's size (kmalloc_size_slot()).
  *
- * Context: the registry's early initcall, after the size classes are read.
+ * Context: malloc_type_init(), after the size classes are read.
  */
 void __init malloc_type_kmalloc_bits_init(void)
 {

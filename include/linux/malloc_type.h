@@ -493,8 +493,8 @@ extern struct malloc_type_default_switch malloc_type_default_types;
  *	for (the slots of the small caches point to larger caches, as where
  *	__kmalloc_minalign() keeps a DMA alignment): the size classes are
  *	then looked up in the table read from the caches at boot instead of
- *	folded in at compile time. Set by an early initcall, before any typed
- *	allocation, and never changed after.
+ *	folded in at compile time. Set by malloc_type_init(), before any
+ *	typed allocation, and never changed after.
  *
  * A struct around the key for Rust's static_branch_unlikely!(), as above.
  */
@@ -514,7 +514,7 @@ bool malloc_type_test_cache_of(const void *p, const char **name,
 
 /*
  * Reads the kmalloc size classes of the running kernel from its kmalloc
- * caches, once, before the secondary CPUs start (an early initcall);
+ * caches, once, before the secondary CPUs start (malloc_type_init());
  * returns whether they differ from those the kernel was built for.
  * Implemented in Rust (rust/kernel/malloc_type/size_class.rs).
  */
@@ -526,6 +526,11 @@ size_t malloc_type_zone_size(u32 zindx);
  * dumps and /proc/kcore (called by crash_save_vmcoreinfo_init()).
  */
 void malloc_type_vmcoreinfo_setup(void);
+/*
+ * Sets up the registry and registers vmlinux's types, once the slab,
+ * per-CPU and vmalloc allocators are up (called by mm_core_init()).
+ */
+void malloc_type_init(void);
 /*
  * Charges one kmalloc block of @size bytes (its cache's object size, or the
  * pages of a large kmalloc) to @mtp, with its size class: the charge of a
@@ -1068,6 +1073,10 @@ static inline void kvfree_mt(const void *p, struct malloc_type *type)
 #else /* !CONFIG_MALLOC_TYPES */
 
 static inline void malloc_type_vmcoreinfo_setup(void)
+{
+}
+
+static inline void malloc_type_init(void)
 {
 }
 

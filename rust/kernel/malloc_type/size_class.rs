@@ -277,7 +277,7 @@ pub(crate) unsafe fn normal_cache(slot: usize) -> *mut bindings::kmem_cache {
 /// Returns whether they differ from [`BUILD_TIME_SIZES`]: the caller then enables
 /// `malloc_type_classes.runtime` ([`classes_at_run_time`]).
 ///
-/// Called by `malloc_type_early_init()` (`mm/malloc_type.c`, an early initcall).
+/// Called by `malloc_type_init()` (`mm/malloc_type.c`, from `mm_core_init()`).
 ///
 /// # Safety
 ///
