@@ -404,6 +404,31 @@ mod tests {
         assert!(Coverage::read(&sys, &slab).is_err());
     }
 
+    /// `sheaf_objects` is read for a cache with objects out only (its count costs the kernel a
+    /// work item per CPU): a cache with none is read without it.
+    #[test]
+    fn the_sheaves_of_an_empty_cache_are_not_read() {
+        let d = tempfile::tempdir().unwrap();
+        let (sys, slab) = (d.path().join("sys"), d.path().join("slab"));
+        fs::create_dir_all(sys.join("vm")).unwrap();
+        fs::write(sys.join("vm/malloc_zone_sizes"), "16\n").unwrap();
+        fs::write(sys.join("vm/malloc_zone_memuse"), "32\n").unwrap();
+        for (name, objects, sheaf) in [
+            ("kmalloc-16", "5\n", "3\n"),
+            ("kmalloc-cg-16", "0\n", "bad\n"),
+        ] {
+            let c = slab.join(name);
+            fs::create_dir_all(&c).unwrap();
+            fs::write(c.join("object_size"), "16\n").unwrap();
+            fs::write(c.join("objects"), objects).unwrap();
+            fs::write(c.join("sheaf_objects"), sheaf).unwrap();
+        }
+        let c = Coverage::read(&sys, &slab).unwrap().unwrap();
+        assert_eq!((c.classes[0].cache_bytes, c.sheaf_bytes()), (32, 48));
+        fs::write(slab.join("kmalloc-cg-16/objects"), "1\n").unwrap();
+        assert!(Coverage::read(&sys, &slab).is_err());
+    }
+
     #[test]
     fn memuse_must_match_the_classes() {
         let zones = ZoneSizes::new(vec![8, 16]).unwrap();

@@ -141,20 +141,28 @@ pub fn read_sys_cache(dir: &Path, name: &[u8]) -> Result<Option<SlabCache>> {
     }
 }
 
-/// [`read_sys_cache`] of the object size and the objects in use only, the two figures of the
-/// kmalloc coverage ([`crate::coverage`]): two files instead of a dozen, which a Prometheus
-/// scrape of a slow machine reads for every kmalloc cache.
+/// [`read_sys_cache`] of the object size, the objects in use and the free objects of the
+/// sheaves only, the figures of the kmalloc coverage ([`crate::coverage`]): three files instead
+/// of a dozen, which a Prometheus scrape of a slow machine reads for every kmalloc cache.
 pub fn read_sys_cache_objects(dir: &Path, name: &[u8]) -> Result<Option<SlabCache>> {
     let read = || -> Result<SlabCache> {
         let need = |f: &str| -> Result<u64> {
             read_value(dir, f)?
                 .ok_or_else(|| Error::data(format!("{}: missing {f}", path_text(dir))))
         };
+        let active_objs = need("objects")?;
+        // Counting the sheaves takes the kernel a work item on every CPU: not for a cache
+        // with no object out, whose sheaves are empty.
+        let sheaf_objs = if active_objs == 0 {
+            0
+        } else {
+            read_value(dir, "sheaf_objects")?.unwrap_or(0)
+        };
         Ok(SlabCache {
             name: name.to_vec(),
             object_size: need("object_size")?,
-            active_objs: need("objects")?,
-            sheaf_objs: read_value(dir, "sheaf_objects")?.unwrap_or(0),
+            active_objs,
+            sheaf_objs,
             ..Default::default()
         })
     };
