@@ -77,7 +77,7 @@ boot() { # boot FLAVOUR NAME MODE KERNEL-ARGS...
 }
 # Boot 1 also exports to a real Prometheus server (Debian's prometheus,
 # started here on loopback with its own configuration and data under the
-# cache, scraping every 5 s, stopping by itself after 30 minutes at the
+# cache, scraping every 10 s, stopping by itself after 30 minutes at the
 # latest): QEMU forwards
 # the port it scrapes to the guest's exporter, guest test 75 runs a Binder
 # workload under it, and prometheus.py compares what PromQL returns with

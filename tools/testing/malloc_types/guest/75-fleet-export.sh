@@ -6,7 +6,7 @@
 # The exporter serves every scrape from before a Binder workload to after
 # it; the guest prints its own view of the Binder types (memstat
 # --prometheus, lines "MT-FLEET: before|after ...") before and after the
-# workload, each followed by 15 s with Binder idle. The host then asks Prometheus (PromQL over its HTTP
+# workload, each followed by 25 s with Binder idle. The host then asks Prometheus (PromQL over its HTTP
 # API) for the Binder types' bytes in use, requests and request rates and
 # compares them with these lines.
 # Guests without a network device (the arm64 boot) skip it, saying so.
@@ -33,12 +33,12 @@ view() {
 	grep -q '^malloc_type_requests_total{type="binder txn"' /tmp/fleet.prom ||
 		fail "no binder txn in memstat --prometheus"
 }
-# settle: long enough for the host's Prometheus (a scrape every 5 s, 1 to
-# 2 s each through QEMU's user network) to store at least two scrapes of
+# settle: long enough for the host's Prometheus (a scrape every 10 s, 1 to
+# 5 s each through QEMU's user network) to store at least two scrapes of
 # figures that no longer move. Counting requests would not do: QEMU keeps
 # the scrapes that came before the exporter listened and delivers them when
 # it does, long after Prometheus gave up on them.
-settle() { sleep 15; }
+settle() { sleep 25; }
 
 mkdir -p $binderfs
 mount -t binder binder $binderfs || fail "mount -t binder binder $binderfs"
