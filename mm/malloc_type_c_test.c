@@ -20,6 +20,7 @@
 #include <linux/vmalloc.h>
 
 #include "malloc_type_c_test.h"
+#include "slab.h"
 
 MALLOC_DEFINE(M_KUNIT_C, "kunit c api", "KUnit: the C API of malloc types");
 /* FreeBSD's idiom for a type of one file. */
@@ -863,6 +864,38 @@ static void zone_memuse_follows_blocks(struct kunit *test)
 }
 
 /*
+ * A block that the slab allocator kmalloc'ed before the registry started
+ * and keeps, the barn of a kmalloc cache (kmem_cache_init() allocates it),
+ * is charged to "slub" when the registry starts, as the sheaves and barns
+ * allocated later are: it carries the record of that type.
+ */
+static void early_slab_blocks_are_charged(struct kunit *test)
+{
+	struct kmem_cache *s =
+		kmalloc_caches[KMALLOC_NORMAL][kmalloc_size_slot(64)];
+	struct node_barn *barn = NULL;
+	struct malloc_type *mtp;
+	int node;
+
+	if (!IS_ENABLED(CONFIG_MALLOC_TYPES_DEFAULT) || !malloc_type_default_tags())
+		kunit_skip(test, "default types are off");
+	for_each_node(node) {
+		barn = s->per_node[node].barn;
+		if (barn)
+			break;
+	}
+	if (!barn)
+		kunit_skip(test, "%s has no sheaves", s->name);
+
+	/* The barn lives as long as its cache: take the record and put it back. */
+	mtp = malloc_type_obj_take(barn, NULL);
+	KUNIT_ASSERT_NOT_NULL(test, mtp);
+	KUNIT_EXPECT_STREQ(test, mtp->ks_shortdesc, "slub");
+	KUNIT_EXPECT_STREQ(test, mtp->ks_mti.mti_owner, "vmlinux");
+	KUNIT_EXPECT_EQ(test, malloc_type_obj_set(barn, mtp, GFP_KERNEL), 0);
+}
+
+/*
  * The ways FreeBSD code places its types: a static type of this file, and a
  * type defined in another file and declared in a header, allocated with
  * from both files into one set of counters.
@@ -910,6 +943,7 @@ static struct kunit_case malloc_type_c_cases[] = {
 	KUNIT_CASE(default_type_of_kmalloc),
 	KUNIT_CASE(kmalloc_mt_in_kmalloc_path),
 	KUNIT_CASE(zone_memuse_follows_blocks),
+	KUNIT_CASE(early_slab_blocks_are_charged),
 	{}
 };
 
