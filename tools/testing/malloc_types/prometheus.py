@@ -205,7 +205,7 @@ def check(d, log):
     stats = []
     for what, q in (("scrapes", 'count_over_time(up{job="malloc_types"}[1h])'),
                     ("answered", 'sum_over_time(up{job="malloc_types"}[1h])'),
-                    ("slowest (s)", 'max_over_time(scrape_duration_seconds{job="malloc_types"}[1h])')):
+                    ("longest, timeouts included (s)", 'max_over_time(scrape_duration_seconds{job="malloc_types"}[1h])')):
         v = list(series_float(api(base, q)).values())
         stats.append(f"{what} {v[0]:.2f}" if v else f"{what} -")
     print(f"prometheus: {', '.join(stats)}")
