@@ -291,6 +291,7 @@ fn read_kmalloc_caches(dir: &Path) -> Result<Vec<SlabCache>> {
 mod tests {
     use super::*;
     use std::fs;
+    use std::path::PathBuf;
 
     fn cache(name: &str, object_size: u64, active_objs: u64) -> SlabCache {
         SlabCache {
@@ -383,13 +384,21 @@ mod tests {
         assert!(Coverage::new(&zones, &[1, 1], &[]).is_err());
     }
 
-    #[test]
-    fn a_fifo_in_place_of_a_sysfs_file_does_not_hang() {
+    /// A kernel's files in a temporary directory: the sysctls of one size class of 16 bytes,
+    /// `memuse` of them typed, under `sys`; an empty SLUB sysfs directory `slab`.
+    fn one_class_kernel(memuse: &str) -> (tempfile::TempDir, PathBuf, PathBuf) {
         let d = tempfile::tempdir().unwrap();
         let (sys, slab) = (d.path().join("sys"), d.path().join("slab"));
         fs::create_dir_all(sys.join("vm")).unwrap();
+        fs::create_dir_all(&slab).unwrap();
         fs::write(sys.join("vm/malloc_zone_sizes"), "16\n").unwrap();
-        fs::write(sys.join("vm/malloc_zone_memuse"), "0\n").unwrap();
+        fs::write(sys.join("vm/malloc_zone_memuse"), memuse).unwrap();
+        (d, sys, slab)
+    }
+
+    #[test]
+    fn a_fifo_in_place_of_a_sysfs_file_does_not_hang() {
+        let (_d, sys, slab) = one_class_kernel("0\n");
         let c = slab.join("kmalloc-16");
         fs::create_dir_all(&c).unwrap();
         fs::write(c.join("object_size"), "16\n").unwrap();
@@ -408,11 +417,7 @@ mod tests {
     /// work item per CPU): a cache with none is read without it.
     #[test]
     fn the_sheaves_of_an_empty_cache_are_not_read() {
-        let d = tempfile::tempdir().unwrap();
-        let (sys, slab) = (d.path().join("sys"), d.path().join("slab"));
-        fs::create_dir_all(sys.join("vm")).unwrap();
-        fs::write(sys.join("vm/malloc_zone_sizes"), "16\n").unwrap();
-        fs::write(sys.join("vm/malloc_zone_memuse"), "32\n").unwrap();
+        let (_d, sys, slab) = one_class_kernel("32\n");
         for (name, objects, sheaf) in [
             ("kmalloc-16", "5\n", "3\n"),
             ("kmalloc-cg-16", "0\n", "bad\n"),
