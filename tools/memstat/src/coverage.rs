@@ -12,9 +12,9 @@
 //! kernel that says how many (a cache's `sheaf_objects` file) has them taken off, and shown
 //! apart. KASAN's quarantine also holds freed objects that count as in use until they go back
 //! to their slabs (writing `1` to a cache's `shrink` file sends them back); nothing tells how
-//! many, and no type holds them. The caches `kmalloc-no-objext-*` hold what the slab allocator allocates for itself
-//! (the vectors of per-object records of the other caches): they are shown apart, not as kmalloc
-//! memory.
+//! many, and no type holds them. The caches `kmalloc-no-objext-*` hold what the slab allocator
+//! allocates for itself (the vectors of per-object records of the other caches): they are shown
+//! apart, not as kmalloc memory.
 //!
 //! ```
 //! use memstat::coverage::Coverage;
@@ -247,25 +247,26 @@ impl Coverage {
         Coverage::new(&zones, &memuse, &caches).map(Some)
     }
 
-    /// Bytes in use in the kmalloc caches of every class.
-    pub fn cache_bytes(&self) -> u64 {
+    /// The sum of a field of every class, saturating.
+    fn total(&self, field: fn(&ClassCoverage) -> u64) -> u64 {
         self.classes
             .iter()
-            .fold(0, |s, k| s.saturating_add(k.cache_bytes))
+            .fold(0, |s, k| s.saturating_add(field(k)))
+    }
+
+    /// Bytes in use in the kmalloc caches of every class.
+    pub fn cache_bytes(&self) -> u64 {
+        self.total(|k| k.cache_bytes)
     }
 
     /// Bytes of the free objects the sheaves of the kmalloc caches hold, over every class.
     pub fn sheaf_bytes(&self) -> u64 {
-        self.classes
-            .iter()
-            .fold(0, |s, k| s.saturating_add(k.sheaf_bytes))
+        self.total(|k| k.sheaf_bytes)
     }
 
     /// Bytes of kmalloc blocks charged to types, over every class.
     pub fn typed_bytes(&self) -> u64 {
-        self.classes
-            .iter()
-            .fold(0, |s, k| s.saturating_add(k.typed_bytes))
+        self.total(|k| k.typed_bytes)
     }
 
     /// [`Coverage::cache_bytes`] that no type holds.
