@@ -232,7 +232,7 @@ static void __init malloc_type_charge_early(void *block, void *arg)
  * of the kmalloc caches, from kmem_cache_init() on) to the type of
  * mm/slub.c, "slub", as the blocks it allocates from then on are.
  *
- * Context: the registry's initcall, after vmlinux's explicit types are
+ * Context: malloc_type_init(), after vmlinux's explicit types are
  * registered.
  */
 void __init malloc_type_default_init(void)
