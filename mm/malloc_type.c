@@ -37,6 +37,7 @@
 #include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/rcupdate.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/string_helpers.h>
@@ -172,6 +173,16 @@ void *malloc_type_zone_alloc(const struct malloc_type *mtp, size_t size,
 	if (zone > 0 && zone < MALLOC_TYPE_MAX_ZONES &&
 	    !(flags & (__GFP_DMA | __GFP_RECLAIMABLE)))
 		b = malloc_type_buckets[zone];
+#ifdef CONFIG_MEM_ALLOC_PROFILING
+	/*
+	 * A C caller comes through kmalloc_mt() and friends, whose
+	 * alloc_hooks_typed() made the allocation tag of its call site
+	 * current: keep it, so that /proc/allocinfo names that call site.
+	 */
+	if (current->alloc_tag)
+		return __kmalloc_node_track_caller_noprof(PASS_KMALLOC_PARAMS(size, b,
+				__kmalloc_token(size)), flags, node, _RET_IP_);
+#endif
 	/* The caller charges the block to @mtp: no default type. */
 	return alloc_hooks_typed(__kmalloc_node_track_caller_noprof(PASS_KMALLOC_PARAMS(size, b,
 			__kmalloc_token(size)), flags, node, _RET_IP_));
