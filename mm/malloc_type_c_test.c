@@ -896,6 +896,188 @@ static void early_slab_blocks_are_charged(struct kunit *test)
 }
 
 /*
+ * With allocation profiling on, the block @p of call site @site on line
+ * @line of this function is charged to that call site in /proc/allocinfo:
+ * the codetag in its slab's extension vector names it.
+ */
+static void expect_call_site(struct kunit *test, const void *p,
+			     unsigned int line, const char *site)
+{
+#ifdef CONFIG_MEM_ALLOC_PROFILING
+	struct slab *slab = virt_to_slab(p);
+	const struct codetag *ct = NULL;
+	struct slabobj_ext *obj_ext;
+	unsigned long obj_exts;
+	union codetag_ref *ref;
+
+	KUNIT_ASSERT_NOT_NULL(test, slab);
+	obj_exts = slab_obj_exts(slab);
+	KUNIT_ASSERT_NE_MSG(test, obj_exts, 0, "%s: no extension vector", site);
+	get_slab_obj_exts(obj_exts);
+	obj_ext = slab_obj_ext(slab->slab_cache, slab, obj_exts, p);
+	ref = slab_obj_ext_codetag_ref(slab, obj_ext);
+	if (!is_codetag_empty(ref))
+		ct = ref->ct;
+	put_slab_obj_exts(obj_exts);
+	KUNIT_ASSERT_NOT_NULL_MSG(test, ct, "%s: no call site", site);
+	KUNIT_EXPECT_STREQ_MSG(test, ct->filename, __FILE__, "%s", site);
+	KUNIT_EXPECT_STREQ_MSG(test, ct->function, "kmalloc_partitions_and_call_sites",
+			       "%s", site);
+	KUNIT_EXPECT_EQ_MSG(test, ct->lineno, line, "%s", site);
+#endif
+}
+
+/* The name of the slab cache of the block @p. */
+static const char *block_cache_name(const void *p)
+{
+	struct slab *slab = virt_to_slab(p);
+
+	return slab ? slab->slab_cache->name : "(not a slab object)";
+}
+
+/* The kmalloc partition the block @p of @size bytes came from, or -1. */
+static int block_partition(const void *p, size_t size)
+{
+	struct slab *slab = virt_to_slab(p);
+	int k;
+
+	for (k = KMALLOC_PARTITION_START; slab && k <= KMALLOC_PARTITION_END; k++)
+		if (kmalloc_caches[k][kmalloc_index(size)] == slab->slab_cache)
+			return k;
+	return -1;
+}
+
+#define PARTITION_SITES	16
+#define PARTITION_SIZE	64
+
+/* The blocks of one call site of each kind, from two rounds, and its line. */
+struct partition_site {
+	void *plain[2];
+	void *typed[2];
+	unsigned int line;
+};
+
+/*
+ * A call site of each kind, in round @round: a plain kmalloc() block
+ * (charged to this file's default type) and a kmalloc_mt() block of @type,
+ * stored in @site. Each expansion is a call site of its own, with its own
+ * kmalloc token and allocation tag.
+ */
+#define PARTITION_SITE(site, round, type)				\
+	do {								\
+		struct partition_site *_s = (site);			\
+		int _r = (round);					\
+									\
+		_s->plain[_r] = kmalloc(PARTITION_SIZE, GFP_KERNEL);	\
+		_s->typed[_r] = kmalloc_mt(PARTITION_SIZE, GFP_KERNEL, type); \
+		_s->line = __LINE__;					\
+	} while (0)
+
+/*
+ * Charging happens in kmalloc's own hooks, so kmalloc keeps choosing the
+ * cache: with CONFIG_KMALLOC_PARTITION_CACHES, typed and default-typed
+ * blocks spread over the partitions as plain kmalloc() blocks do, each call
+ * site in its own partition (the same one each time; 16 call sites of the
+ * random mode in one partition of 16: 16^-15), and without it they all come
+ * from the one normal cache; a type of a zone (malloc_types.numzones) has
+ * the zone's buckets instead. With allocation profiling on, each block is
+ * charged in /proc/allocinfo to its own call site, not to a helper of the
+ * C API, also where the C API's general path allocates it (a zone).
+ */
+static void kmalloc_partitions_and_call_sites(struct kunit *test)
+{
+	DECLARE_BITMAP(plain_parts, NR_KMALLOC_TYPES) = {};
+	DECLARE_BITMAP(typed_parts, NR_KMALLOC_TYPES) = {};
+	struct malloc_type *t = M_KUNIT_C_PATH, *def = NULL;
+	struct partition_site sites[PARTITION_SITES] = {};
+	u32 zone = READ_ONCE(t->ks_mti.mti_zone);
+	unsigned int want, nplain, ntyped;
+	struct partition_site *s;
+	const char *name;
+	int r, i, k;
+
+	if (IS_ENABLED(CONFIG_MALLOC_TYPES_DEFAULT) && malloc_type_default_tags())
+		def = this_file_default_type(test);
+
+	for (r = 0; r < 2; r++) {
+		PARTITION_SITE(&sites[0], r, t);
+		PARTITION_SITE(&sites[1], r, t);
+		PARTITION_SITE(&sites[2], r, t);
+		PARTITION_SITE(&sites[3], r, t);
+		PARTITION_SITE(&sites[4], r, t);
+		PARTITION_SITE(&sites[5], r, t);
+		PARTITION_SITE(&sites[6], r, t);
+		PARTITION_SITE(&sites[7], r, t);
+		PARTITION_SITE(&sites[8], r, t);
+		PARTITION_SITE(&sites[9], r, t);
+		PARTITION_SITE(&sites[10], r, t);
+		PARTITION_SITE(&sites[11], r, t);
+		PARTITION_SITE(&sites[12], r, t);
+		PARTITION_SITE(&sites[13], r, t);
+		PARTITION_SITE(&sites[14], r, t);
+		PARTITION_SITE(&sites[15], r, t);
+	}
+
+	for (i = 0; i < PARTITION_SITES; i++) {
+		s = &sites[i];
+		for (r = 0; r < 2; r++) {
+			KUNIT_ASSERT_NOT_NULL(test, s->plain[r]);
+			KUNIT_ASSERT_NOT_NULL(test, s->typed[r]);
+		}
+		k = block_partition(s->plain[0], PARTITION_SIZE);
+		KUNIT_EXPECT_GE_MSG(test, k, 0, "plain site %d: no partition", i);
+		KUNIT_EXPECT_EQ(test, block_partition(s->plain[1], PARTITION_SIZE), k);
+		if (k >= 0)
+			__set_bit(k, plain_parts);
+		if (zone) {
+			/* A type of a zone has its zone's buckets, partitions or not. */
+			name = block_cache_name(s->typed[0]);
+			KUNIT_EXPECT_TRUE_MSG(test, str_has_prefix(name, "malloc-zone"),
+					      "typed site %d: %s", i, name);
+		} else {
+			k = block_partition(s->typed[0], PARTITION_SIZE);
+			KUNIT_EXPECT_GE_MSG(test, k, 0, "typed site %d: no partition", i);
+			KUNIT_EXPECT_EQ(test, block_partition(s->typed[1], PARTITION_SIZE), k);
+			if (k >= 0)
+				__set_bit(k, typed_parts);
+		}
+
+		/* Each block carries the record of its type. */
+		KUNIT_EXPECT_PTR_EQ(test, malloc_type_obj_take(s->typed[0], t), t);
+		KUNIT_EXPECT_EQ(test, malloc_type_obj_set(s->typed[0], t, GFP_KERNEL), 0);
+		if (def) {
+			KUNIT_EXPECT_PTR_EQ(test, malloc_type_obj_take(s->plain[0], NULL), def);
+			KUNIT_EXPECT_EQ(test, malloc_type_obj_set(s->plain[0], def, GFP_KERNEL), 0);
+		}
+
+		if (mem_alloc_profiling_enabled()) {
+			expect_call_site(test, s->typed[0], s->line, "kmalloc_mt()");
+			expect_call_site(test, s->plain[0], s->line, "kmalloc()");
+		}
+	}
+
+	want = KMALLOC_PARTITION_CACHES_NR ? 2 : 1;
+	nplain = bitmap_weight(plain_parts, NR_KMALLOC_TYPES);
+	ntyped = bitmap_weight(typed_parts, NR_KMALLOC_TYPES);
+	KUNIT_EXPECT_GE(test, nplain, want);
+	if (!zone)
+		KUNIT_EXPECT_GE(test, ntyped, want);
+	if (!KMALLOC_PARTITION_CACHES_NR && !zone)
+		KUNIT_EXPECT_TRUE(test, bitmap_equal(plain_parts, typed_parts,
+						     NR_KMALLOC_TYPES));
+	kunit_info(test, "%d call sites: kmalloc() in %u partitions, kmalloc_mt() in %u%s\n",
+		   PARTITION_SITES, nplain, ntyped,
+		   mem_alloc_profiling_enabled() ? ", call sites checked" : "");
+
+	for (i = 0; i < PARTITION_SITES; i++) {
+		for (r = 0; r < 2; r++) {
+			kfree(sites[i].plain[r]);
+			kfree_mt(sites[i].typed[r], t);
+		}
+	}
+}
+
+/*
  * The ways FreeBSD code places its types: a static type of this file, and a
  * type defined in another file and declared in a header, allocated with
  * from both files into one set of counters.
@@ -944,6 +1126,7 @@ static struct kunit_case malloc_type_c_cases[] = {
 	KUNIT_CASE(kmalloc_mt_in_kmalloc_path),
 	KUNIT_CASE(zone_memuse_follows_blocks),
 	KUNIT_CASE(early_slab_blocks_are_charged),
+	KUNIT_CASE(kmalloc_partitions_and_call_sites),
 	{}
 };
 

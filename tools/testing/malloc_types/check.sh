@@ -50,7 +50,10 @@ tally() { sed -n "s/^$1: \([0-9]*\) passed, \([0-9]*\) failed\$/\1 \2/p" | tail 
 # KUnit case of the default types then expects untyped Rust allocations
 # uncharged, and Binder's test that its workload leaves them unchanged. And
 # memguard.desc=pipe: every pipe of the boot's shell is guarded by memguard
-# from boot on (guest test 74 checks that nothing was reported).
+# from boot on (guest test 74 checks that nothing was reported). And
+# allocation profiling on (sysctl.vm.mem_profiling=1), as kunit.py's boot
+# has it: KUnit runs beside it, and the case that checks that allocinfo
+# names the call sites of typed blocks runs.
 # FLAVOUR (test or arm64) names the kernel; the results of arm64 say so.
 boot() { # boot FLAVOUR NAME MODE KERNEL-ARGS...
 	local flavour=$1 name=$2 mode=$3 log="$MT_CACHE/logs/check-console-$2.log" prefix=
@@ -145,7 +148,7 @@ x86_boots() {
 		vmcore_unwatch
 	fi
 	boot test numzones4 check malloc_types.numzones=4 malloc_types.default_types=0 \
-		memguard.desc=pipe mt.only=70-binder,72-rnull,74-memguard
+		memguard.desc=pipe sysctl.vm.mem_profiling=1 mt.only=70-binder,72-rnull,74-memguard
 }
 
 # The kernel without CONFIG_MALLOC_TYPES (configs/nomt.config): built, not
@@ -202,7 +205,9 @@ arm64_boot() {
 
 # kunit.py, as a kernel developer runs the suites: `kunit.py run
 # --kunitconfig=rust/kernel/malloc_type` configures and builds a kernel of its
-# own (x86_64, in $MT_KCACHE/build-kunit), boots it under QEMU and parses its
+# own (x86_64, in $MT_KCACHE/build-kunit; the .kunitconfig partitions the
+# kmalloc caches, CONFIG_KMALLOC_PARTITION_RANDOM, which the test kernels do
+# not), boots it under QEMU with allocation profiling on and parses its
 # KTAP. kunit.py asks QEMU for KVM before TCG, and KVM hangs guests on these
 # machines: the run sees /dev/null in place of /dev/kvm (a private mount
 # namespace), so QEMU falls back to TCG. kunit-compare.py then checks that
@@ -232,7 +237,8 @@ kunit_py_check() {
 	echo "check: kunit.py run --kunitconfig=rust/kernel/malloc_type (log: $MT_CACHE/logs/kunit-py.log)"
 	local klog="$MT_CACHE/logs/kunit-py.log" json="$MT_CACHE/logs/kunit-py.json" verdict p f
 	rm -f "$json"
-	kunit_py run --timeout=1200 --qemu_args="-smp 2" --json="$json" >"$klog" 2>&1
+	kunit_py run --timeout=1200 --qemu_args="-smp 2" --kernel_args=sysctl.vm.mem_profiling=1 \
+		--json="$json" >"$klog" 2>&1
 	grep -E '^\[[0-9:]+\] (Testing complete|Elapsed)' "$klog" | sed 's/^/kunit.py: /'
 	verdict=$(python3 "$MT_DIR/kunit-compare.py" "$json" "$MT_CACHE/logs/check-console-tests.log" \
 		$(grep -v -e '^#' -e '^rust_doctests_kernel$' "$MT_DIR/suites"))
