@@ -196,6 +196,86 @@ def parse_loads(path):
             "cpus": log["cpus"]}, None
 
 
+MACRO = re.compile(r"BENCH macro ns=(\d+) profiling=(\S+)")
+MEMORY = re.compile(r"BENCH memory objext_bytes=(\d+) slab_bytes=(\d+)")
+# The boots of the main job's workloads (mt.bench=macro): (key, kernel, profiling, label).
+MACRO_BOOTS = [
+    ("nomt", "bench-nomt", "never", "without malloc types"),
+    ("inline", "bench-inline", "never", "malloc types"),
+    ("nomt_profiling", "bench-nomt", "1", "allocation profiling alone"),
+    ("inline_profiling", "bench-inline", "1", "malloc types and allocation profiling"),
+]
+MACRO_LIMIT = 1.02
+
+
+def parse_macro(path):
+    """The workloads' guest ns and the extension vectors' bytes of a mt.bench=macro boot,
+    or (None, why)."""
+    log, err = parse_finished(path, MACRO, "workloads")
+    if log is None:
+        return None, err
+    mem = MEMORY.search(log["text"])
+    if mem is None:
+        return None, f"no BENCH memory line (log: {path})"
+    ns, prof = log["found"][-1]
+    return {"ns": int(ns), "profiling": prof, "objext_bytes": int(mem.group(1)),
+            "slab_bytes": int(mem.group(2))}, None
+
+
+def macro_table(paths):
+    """The main job's workloads on each kernel (paths: {key: log}): the "macro" and "memory"
+    objects of bench.json, printed as a table; (None, None) without the base boot."""
+    boots, errs = {}, []
+    for key, _, _, _ in MACRO_BOOTS:
+        if key in paths:
+            b, err = parse_macro(paths[key])
+            if b is None:
+                errs.append(f"{key}: {err}")
+            else:
+                boots[key] = b
+    for e in errs:
+        print(f"bench: no workload figures of {e}")
+    if "nomt" not in boots:
+        return None, None
+    base = boots["nomt"]["ns"]
+    print("\nThe main job's workloads (200 pipelines; rnull loaded, 8 MiB written and read, unloaded,\n"
+          "three times; no Binder in the bench kernels), guest instructions under -icount shift=0, and the\n"
+          "per-object records' bytes after them (the kmalloc-no-objext-* caches' bytes in use,\n"
+          "where the slab extension vectors that do not fit in a slab's tail are):")
+    print(f"  {'':<40}{'instructions':>14}{'/ nomt':>9}{'records':>12}{'of slab':>9}")
+    macro = {"unit": "guest ns (-icount shift=0: instructions) of the workloads",
+             "limit_ratio_to_nomt": MACRO_LIMIT, "boots": {}}
+    memory = {"unit": "bytes of the kmalloc-no-objext-* caches in use after the workloads",
+              "boots": {}}
+    for key, kernel, prof, label in MACRO_BOOTS:
+        b = boots.get(key)
+        if b is None:
+            continue
+        ratio = b["ns"] / base if base else None
+        share = b["objext_bytes"] / b["slab_bytes"] if b["slab_bytes"] else None
+        print(f"  {label:<40}{b['ns']:>14}{cell(ratio, '.3f'):>9}"
+              f"{b['objext_bytes']:>12}{cell(share and share * 100, '.2f'):>8}%")
+        macro["boots"][key] = {"kernel": kernel, "profiling": prof, "label": label,
+                               "ns": b["ns"], "ratio_to_nomt": ratio}
+        memory["boots"][key] = {"kernel": kernel, "profiling": prof, "label": label,
+                                "bytes": b["objext_bytes"], "slab_bytes": b["slab_bytes"],
+                                "share_of_slab": share}
+    r = macro["boots"].get("inline", {}).get("ratio_to_nomt")
+    macro["ratio_to_nomt"] = r
+    macro["within_limit"] = None if r is None else r <= MACRO_LIMIT
+    if r is not None:
+        print(f"  malloc types / nomt: {r:.3f} (limit {MACRO_LIMIT}): "
+              + ("within" if r <= MACRO_LIMIT else "OVER"))
+    mt = memory["boots"].get("inline", {}).get("bytes")
+    pr = memory["boots"].get("nomt_profiling", {}).get("bytes")
+    memory["malloc_types_bytes"] = mt
+    memory["profiling_bytes"] = pr
+    memory["no_more_than_profiling"] = None if mt is None or pr is None else mt <= pr
+    if mt is not None and pr is not None:
+        print(f"  records of malloc types: {mt} bytes, of allocation profiling alone: {pr} bytes")
+    return macro, memory
+
+
 def per_type_cpu(few, many, few_cpus, many_cpus, types=1000):
     """ns per type and CPU of a /proc/malloc_stats read: the difference between two boots."""
     a = {t: ns for p, t, ns in few if p == "/proc/malloc_stats"}.get(types)
@@ -368,6 +448,10 @@ def main():
     ap.add_argument("--debug", help="console log of the bench-debug kernel, the bench-inline "
                     "configuration with failure injection and memguard per type "
                     "(mt.bench=debug)")
+    for key, kernel, prof, label in MACRO_BOOTS:
+        ap.add_argument(f"--macro-{key.replace('_', '-')}", dest=f"macro_{key}",
+                        help=f"console log of a mt.bench=macro boot of {kernel}, "
+                        f"sysctl.vm.mem_profiling={prof} ({label})")
     ap.add_argument("--json")
     args = ap.parse_args()
 
@@ -573,6 +657,9 @@ def main():
         else:
             debug_json = debug_table(dbg, runs["bench-inline"], sizes)
 
+    macro, memory = macro_table({key: getattr(args, f"macro_{key}") for key, _, _, _ in MACRO_BOOTS
+                                 if getattr(args, f"macro_{key}")})
+
     if args.json:
         def kernel_json(k):
             r = runs[k]
@@ -617,6 +704,8 @@ def main():
             "charged_paths": charged,
             "stacks": stacks_json,
             "debug_options": debug_json,
+            "macro": macro,
+            "memory": memory,
         }
         with open(args.json, "w") as f:
             json.dump(out, f, indent=2)

@@ -19,8 +19,11 @@
 # (dtmalloc stacks beside perf record -g). A fourth kernel, bench-debug (the
 # bench-inline configuration with failure injection and memguard per type),
 # boots once for what these options cost a type neither selected nor
-# guarded. When the bench-inline kernel cannot be built or
-# run, the table has the bench kernel's figures and says why.
+# guarded. Both bench-inline and bench-nomt boot twice more for the main
+# job's workloads (mt.bench=macro), with allocation profiling never supported
+# and on: their guest instructions and the bytes of the per-object records.
+# When the bench-inline kernel cannot be built or run, the table has the
+# bench kernel's figures and says why.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -100,6 +103,20 @@ if [ -z "$inline_err" ]; then
 	boot_other bench-debug --debug mt.bench=debug
 	# KBox with the off switch, in the kernel without malloc types.
 	boot_other bench-nomt --nomt mt.bench=nomt
+	# The main job's workloads (mt.bench=macro) on bench-inline and on
+	# bench-nomt, with allocation profiling never supported (no tag in the
+	# slabs' extension vectors) and on: bench.json's macro and memory.
+	for kernel in bench-inline bench-nomt; do
+		# bench-nomt is up to date when its boot above had it (a quick no-op).
+		[ $kernel = bench-inline ] || (mt_prepare bench-nomt) >/dev/null 2>&1 || continue
+		for prof in never 1; do
+			key=${kernel#bench-}
+			[ $prof = 1 ] && key=$key-profiling
+			mlog="$MT_CACHE/logs/bench-macro-$key-console.log"
+			boot $kernel "$mlog" sysctl.vm.mem_profiling=$prof mt.bench=macro &&
+				report+=(--macro-$key "$mlog")
+		done
+	done
 else
 	report+=(--inline-error "$inline_err")
 fi

@@ -118,6 +118,42 @@ bench_debug() {
 	grep -q '^allocs 0$' $mg/stats || fail "memguard served blocks: $(tr '\n' ' ' <$mg/stats)"
 }
 
+# The main job's workloads, timed as a whole (guest nanoseconds: under
+# -icount shift=0, instructions), with what both bench-inline and bench-nomt
+# have: 200 shell pipelines, then three times a load of the Rust null_blk
+# driver (rnull), a device set up through configfs, 8 MiB written to it and
+# read back, the device removed and the driver unloaded (the samples of
+# malloc types are not in bench-nomt, Rust Binder in neither). Then the
+# memory of the per-object records: the slab allocator puts a slab's
+# extension vector (struct slabobj_ext, one per object: the malloc type's
+# record, and allocation profiling's tag while profiling is supported) in the
+# slab's unused tail when it fits, else kmallocs it from the
+# kmalloc-no-objext-* caches, which hold nothing else; their bytes in use
+# beside all the slab memory in use (/proc/slabinfo).
+bench_macro() {
+	grep -q ' /sys/kernel/config configfs ' /proc/mounts ||
+		mount -t configfs configfs /sys/kernel/config || fail "mount configfs"
+	t0=$(awk '/^now at/ { print $3; exit }' /proc/timer_list)
+	i=0
+	while [ $i -lt 200 ]; do
+		echo x | cat >/dev/null
+		i=$((i + 1))
+	done
+	cfg=/sys/kernel/config/rnull/rnullb0
+	for i in 1 2 3; do
+		insmod $mods/rnull_mod.ko || fail "insmod rnull_mod"
+		mkdir $cfg && echo 64 >$cfg/size && echo 1 >$cfg/power || fail "rnull device"
+		dd if=/dev/zero of=/dev/rnullb0 bs=64k count=128 2>/dev/null || fail "dd to rnullb0"
+		dd if=/dev/rnullb0 of=/dev/null bs=64k count=128 2>/dev/null || fail "dd from rnullb0"
+		echo 0 >$cfg/power && rmdir $cfg || fail "rnull device removal"
+		rmmod rnull_mod || fail "rmmod rnull_mod"
+	done
+	t1=$(awk '/^now at/ { print $3; exit }' /proc/timer_list)
+	echo "BENCH macro ns=$((t1 - t0)) profiling=$(cat /proc/sys/vm/mem_profiling 2>/dev/null || echo none)"
+	awk '$1 ~ /^kmalloc-no-objext-/ { objext += $2 * $4 }
+		NR > 2 { slab += $15 * $6 * 4096 }
+		END { printf "BENCH memory objext_bytes=%d slab_bytes=%d\n", objext, slab }' /proc/slabinfo
+}
 echo "BENCH cpus=$(grep -c ^processor /proc/cpuinfo)"
 # mt.bench=readers on the command line: the readers only (a boot with more
 # CPUs, for the per-CPU cost of the readers).
@@ -163,6 +199,11 @@ case " $(cat /proc/cmdline) " in
 	;;
 *" mt.bench=stacks "*)
 	bench_stacks
+	echo "BENCH end rc=$rc"
+	exit $rc
+	;;
+*" mt.bench=macro "*)
+	bench_macro
 	echo "BENCH end rc=$rc"
 	exit $rc
 	;;
