@@ -42,7 +42,11 @@ mt_run() {
 # content differs from what the build named KEY last saw, so that the build
 # that follows compiles what changed; mt_cargo_built KEY, after that build
 # succeeded, records what it saw. A file cargo does not compile (a README)
-# is touched to no effect.
+# is touched to no effect. The stamp also names the clone: cargo keeps a
+# package's source paths relative to it, so a build made in another clone
+# would look fresh, while what it compiled in (env!("CARGO_MANIFEST_DIR")
+# of a test, which finds the test's data with it) names the other clone; in
+# a clone the stamp does not name, every file counts as changed.
 mt_repo_files() { # mt_repo_files DIR...: the repository's files under the DIRs, NUL-separated
 	if git -C "$MT_ROOT" rev-parse --git-dir >/dev/null 2>&1; then
 		(cd "$MT_ROOT" && git ls-files -z -co --exclude-standard -- "$@")
@@ -56,6 +60,7 @@ mt_cargo_fresh() {
 	shift
 	stamp="$MT_CACHE/cargo-stamps/$key"
 	mkdir -p "$MT_CACHE/cargo-stamps"
+	[ "$(head -n 1 "$stamp" 2>/dev/null)" = "root $MT_ROOT" ] || rm -f "$stamp"
 	# "SHA-256 PATH" a file (a symbolic link: of its target), in byte order.
 	MT_CARGO_SUMS=$(mt_repo_files "$@" | (cd "$MT_ROOT" && python3 -c '
 import hashlib, os, sys
@@ -67,7 +72,7 @@ for p in filter(None, sys.stdin.buffer.read().split(b"\0")):
 	LC_ALL=C comm -23 <(printf '%s\n' "$MT_CARGO_SUMS") <(LC_ALL=C sort "$stamp" 2>/dev/null) |
 		cut -d' ' -f2- | (cd "$MT_ROOT" && tr '\n' '\0' | xargs -0 -r touch -h)
 }
-mt_cargo_built() { printf '%s\n' "$MT_CARGO_SUMS" >"$MT_CACHE/cargo-stamps/$1"; }
+mt_cargo_built() { printf 'root %s\n%s\n' "$MT_ROOT" "$MT_CARGO_SUMS" >"$MT_CACHE/cargo-stamps/$1"; }
 
 # The files this repository lays over the kernel tree: one line per file,
 # "REPOSITORY-PATH<TAB>KERNEL-PATH". Everything under these directories is at
