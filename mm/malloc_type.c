@@ -169,6 +169,11 @@ void *malloc_type_zone_alloc(const struct malloc_type *mtp, size_t size,
 	u32 zone = READ_ONCE(mtp->ks_mti.mti_zone);
 	/* Unused without CONFIG_SLAB_BUCKETS, where the allocation ignores it. */
 	kmem_buckets *b __maybe_unused = NULL;
+	/*
+	 * One kmalloc token for both allocations below: one partition,
+	 * whichever tag the caller keeps. Unused without partitions.
+	 */
+	kmalloc_token_t token __maybe_unused = __kmalloc_token(size);
 
 	if (zone > 0 && zone < MALLOC_TYPE_MAX_ZONES &&
 	    !(flags & (__GFP_DMA | __GFP_RECLAIMABLE)))
@@ -180,12 +185,12 @@ void *malloc_type_zone_alloc(const struct malloc_type *mtp, size_t size,
 	 * current: keep it, so that /proc/allocinfo names that call site.
 	 */
 	if (current->alloc_tag)
-		return __kmalloc_node_track_caller_noprof(PASS_KMALLOC_PARAMS(size, b,
-				__kmalloc_token(size)), flags, node, _RET_IP_);
+		return __kmalloc_node_track_caller_noprof(PASS_KMALLOC_PARAMS(size, b, token),
+							  flags, node, _RET_IP_);
 #endif
 	/* The caller charges the block to @mtp: no default type. */
 	return alloc_hooks_typed(__kmalloc_node_track_caller_noprof(PASS_KMALLOC_PARAMS(size, b,
-			__kmalloc_token(size)), flags, node, _RET_IP_));
+			token), flags, node, _RET_IP_));
 }
 EXPORT_SYMBOL_GPL(malloc_type_zone_alloc);
 
