@@ -217,8 +217,8 @@ def parse_macro(path):
     mem = MEMORY.search(log["text"])
     if mem is None:
         return None, f"no BENCH memory line (log: {path})"
-    ns, prof = log["found"][-1]
-    return {"ns": int(ns), "profiling": prof, "objext_bytes": int(mem.group(1)),
+    ns, _ = log["found"][-1]
+    return {"ns": int(ns), "objext_bytes": int(mem.group(1)),
             "slab_bytes": int(mem.group(2))}, None
 
 

@@ -130,10 +130,12 @@ bench_debug() {
 # slab's unused tail when it fits, else kmallocs it from the
 # kmalloc-no-objext-* caches, which hold nothing else; their bytes in use
 # beside all the slab memory in use (/proc/slabinfo).
+# Guest time in nanoseconds (/proc/timer_list's clock).
+now_ns() { awk '/^now at/ { print $3; exit }' /proc/timer_list; }
 bench_macro() {
 	grep -q ' /sys/kernel/config configfs ' /proc/mounts ||
 		mount -t configfs configfs /sys/kernel/config || fail "mount configfs"
-	t0=$(awk '/^now at/ { print $3; exit }' /proc/timer_list)
+	t0=$(now_ns)
 	i=0
 	while [ $i -lt 200 ]; do
 		echo x | cat >/dev/null
@@ -148,7 +150,7 @@ bench_macro() {
 		echo 0 >$cfg/power && rmdir $cfg || fail "rnull device removal"
 		rmmod rnull_mod || fail "rmmod rnull_mod"
 	done
-	t1=$(awk '/^now at/ { print $3; exit }' /proc/timer_list)
+	t1=$(now_ns)
 	echo "BENCH macro ns=$((t1 - t0)) profiling=$(cat /proc/sys/vm/mem_profiling 2>/dev/null || echo none)"
 	awk '$1 ~ /^kmalloc-no-objext-/ { objext += $2 * $4 }
 		NR > 2 { slab += $15 * $6 * 4096 }
