@@ -10,9 +10,10 @@
 //!
 //! SLUB counts the free objects its per-CPU sheaves and its barns hold for reuse as in use; a
 //! kernel that says how many (a cache's `sheaf_objects` file) has them taken off, and shown
-//! apart. KASAN's quarantine also holds freed objects that count as in use until they go back
-//! to their slabs (writing `1` to a cache's `shrink` file sends them back); nothing tells how
-//! many, and no type holds them. The caches `kmalloc-no-objext-*` hold what the slab allocator
+//! apart. Generic KASAN's quarantine also holds freed objects that count as in use until they
+//! go back to their slabs, and no type holds them; a kernel that says how many (a cache's
+//! `quarantine_objects` file) has them taken off and shown apart too. The caches
+//! `kmalloc-no-objext-*` hold what the slab allocator
 //! allocates for itself (the vectors of per-object records of the other caches): they are shown
 //! apart, not as kmalloc memory.
 //!
@@ -21,19 +22,21 @@
 //! use memstat::{SlabCache, ZoneSizes};
 //!
 //! let zones = ZoneSizes::new(vec![8, 16, 32]).unwrap();
-//! let cache = |name: &str, object_size, active_objs, sheaf_objs| SlabCache {
-//!     name: name.into(), object_size, active_objs, sheaf_objs, ..Default::default()
+//! let cache = |name: &str, object_size, active_objs, sheaf_objs, quarantine_objs| SlabCache {
+//!     name: name.into(), object_size, active_objs, sheaf_objs, quarantine_objs,
+//!     ..Default::default()
 //! };
 //! let caches = [
-//!     cache("kmalloc-16", 16, 100, 4),
-//!     cache("kmalloc-cg-16", 16, 10, 0),
-//!     cache("kmalloc-no-objext-32", 32, 4, 0),
-//!     cache("dentry", 192, 1000, 0),
+//!     cache("kmalloc-16", 16, 100, 4, 2),
+//!     cache("kmalloc-cg-16", 16, 10, 0, 0),
+//!     cache("kmalloc-no-objext-32", 32, 4, 0, 0),
+//!     cache("dentry", 192, 1000, 0, 0),
 //! ];
 //! let c = Coverage::new(&zones, &[0, 1600, 0], &caches).unwrap();
-//! assert_eq!((c.classes[1].cache_bytes, c.classes[1].sheaf_bytes), (1696, 64));
-//! assert_eq!(c.classes[1].untyped_bytes(), 96);
-//! assert_eq!((c.cache_bytes(), c.typed_bytes(), c.slab_own_bytes), (1696, 1600, 128));
+//! let k = &c.classes[1];
+//! assert_eq!((k.cache_bytes, k.sheaf_bytes, k.quarantine_bytes), (1664, 64, 32));
+//! assert_eq!(k.untyped_bytes(), 64);
+//! assert_eq!((c.cache_bytes(), c.typed_bytes(), c.slab_own_bytes), (1664, 1600, 128));
 //! ```
 
 use std::io;
@@ -49,10 +52,12 @@ pub struct ClassCoverage {
     /// The class's object size in bytes (`vm.malloc_zone_sizes`).
     pub size: u64,
     /// Bytes in use in the kmalloc caches of this size: objects in use (not those free in the
-    /// sheaves) times object size.
+    /// sheaves or in KASAN's quarantine) times object size.
     pub cache_bytes: u64,
     /// Bytes of the free objects the sheaves of these caches hold.
     pub sheaf_bytes: u64,
+    /// Bytes of the freed objects of these caches that KASAN's quarantine holds.
+    pub quarantine_bytes: u64,
     /// Bytes of blocks of this class charged to malloc types (`vm.malloc_zone_memuse`).
     pub typed_bytes: u64,
 }
@@ -77,7 +82,7 @@ pub struct Coverage {
     /// One entry per size class, by `zindx`.
     pub classes: Vec<ClassCoverage>,
     /// Bytes in use in the caches `kmalloc-no-objext-*`: the slab allocator's own (the free
-    /// objects of their sheaves not included).
+    /// objects of their sheaves and quarantine not included).
     pub slab_own_bytes: u64,
 }
 
@@ -191,14 +196,17 @@ impl Coverage {
                 size,
                 cache_bytes: 0,
                 sheaf_bytes: 0,
+                quarantine_bytes: 0,
                 typed_bytes,
             })
             .collect();
         let mut slab_own_bytes = 0u64;
         for c in caches {
-            // The two files are read one after the other: never more free than given out.
-            let free = c.sheaf_objs.min(c.active_objs);
-            let bytes = (c.active_objs - free).saturating_mul(c.object_size);
+            // The files are read one after the other: never more free than given out.
+            let sheaf = c.sheaf_objs.min(c.active_objs);
+            let quarantine = c.quarantine_objs.min(c.active_objs - sheaf);
+            let in_use = c.active_objs - sheaf - quarantine;
+            let bytes = in_use.saturating_mul(c.object_size);
             match kind_of(c) {
                 Some(CacheKind::SlabOwn) => slab_own_bytes = slab_own_bytes.saturating_add(bytes),
                 Some(CacheKind::Kmalloc) => {
@@ -206,7 +214,10 @@ impl Coverage {
                         k.cache_bytes = k.cache_bytes.saturating_add(bytes);
                         k.sheaf_bytes = k
                             .sheaf_bytes
-                            .saturating_add(free.saturating_mul(c.object_size));
+                            .saturating_add(sheaf.saturating_mul(c.object_size));
+                        k.quarantine_bytes = k
+                            .quarantine_bytes
+                            .saturating_add(quarantine.saturating_mul(c.object_size));
                     }
                 }
                 None => {}
@@ -262,6 +273,12 @@ impl Coverage {
     /// Bytes of the free objects the sheaves of the kmalloc caches hold, over every class.
     pub fn sheaf_bytes(&self) -> u64 {
         self.total(|k| k.sheaf_bytes)
+    }
+
+    /// Bytes of the freed objects of the kmalloc caches KASAN's quarantine holds, over every
+    /// class.
+    pub fn quarantine_bytes(&self) -> u64 {
+        self.total(|k| k.quarantine_bytes)
     }
 
     /// Bytes of kmalloc blocks charged to types, over every class.
@@ -380,6 +397,32 @@ mod tests {
     }
 
     #[test]
+    fn the_objects_of_kasan_s_quarantine_are_not_in_use() {
+        let zones = ZoneSizes::new(vec![64, 128]).unwrap();
+        let mut kmalloc = cache("kmalloc-64", 64, 10);
+        (kmalloc.sheaf_objs, kmalloc.quarantine_objs) = (3, 4);
+        let mut own = cache("kmalloc-no-objext-128", 128, 5);
+        own.quarantine_objs = 2;
+        // Read after `objects` and `sheaf_objects`: never more free than given out, the
+        // sheaves' counted first.
+        let mut racing = cache("kmalloc-cg-128", 128, 6);
+        (racing.sheaf_objs, racing.quarantine_objs) = (2, 9);
+        let c = Coverage::new(&zones, &[192, 0], &[kmalloc, own, racing]).unwrap();
+        let k = &c.classes[0];
+        assert_eq!(
+            (k.cache_bytes, k.sheaf_bytes, k.quarantine_bytes),
+            (192, 192, 256)
+        );
+        assert_eq!(k.untyped_bytes(), 0);
+        let k = &c.classes[1];
+        assert_eq!(
+            (k.cache_bytes, k.sheaf_bytes, k.quarantine_bytes),
+            (0, 256, 512)
+        );
+        assert_eq!((c.quarantine_bytes(), c.slab_own_bytes), (768, 3 * 128));
+    }
+
+    #[test]
     fn sizes_must_increase() {
         let zones = ZoneSizes::new(vec![64, 64]).unwrap();
         assert!(Coverage::new(&zones, &[1, 1], &[]).is_err());
@@ -414,25 +457,47 @@ mod tests {
         assert!(Coverage::read(&sys, &slab).is_err());
     }
 
-    /// `sheaf_objects` is read for a cache with objects out only (its count costs the kernel a
-    /// work item per CPU): a cache with none is read without it.
+    /// `sheaf_objects` and `quarantine_objects` are read for a cache with objects out only
+    /// (counting the sheaves costs the kernel a work item per CPU): a cache with none is read
+    /// without them. A kernel without KASAN has no `quarantine_objects`.
     #[test]
     fn the_sheaves_of_an_empty_cache_are_not_read() {
         let (_d, sys, slab) = one_class_kernel("32\n");
-        for (name, objects, sheaf) in [
-            ("kmalloc-16", "5\n", "3\n"),
-            ("kmalloc-cg-16", "0\n", "bad\n"),
+        for (name, objects, sheaf, quarantine) in [
+            ("kmalloc-16", "6\n", "3\n", Some("1\n")),
+            ("kmalloc-cg-16", "0\n", "bad\n", Some("bad\n")),
+            ("kmalloc-rcl-16", "1\n", "0\n", None),
         ] {
             let c = slab.join(name);
             fs::create_dir_all(&c).unwrap();
             fs::write(c.join("object_size"), "16\n").unwrap();
             fs::write(c.join("objects"), objects).unwrap();
             fs::write(c.join("sheaf_objects"), sheaf).unwrap();
+            if let Some(q) = quarantine {
+                fs::write(c.join("quarantine_objects"), q).unwrap();
+            }
         }
         let c = Coverage::read(&sys, &slab).unwrap().unwrap();
-        assert_eq!((c.classes[0].cache_bytes, c.sheaf_bytes()), (32, 48));
+        assert_eq!(
+            (
+                c.classes[0].cache_bytes,
+                c.sheaf_bytes(),
+                c.quarantine_bytes()
+            ),
+            (48, 48, 16)
+        );
         fs::write(slab.join("kmalloc-cg-16/objects"), "1\n").unwrap();
         assert!(Coverage::read(&sys, &slab).is_err());
+        fs::write(slab.join("kmalloc-cg-16/sheaf_objects"), "0\n").unwrap();
+        assert!(Coverage::read(&sys, &slab).is_err());
+        fs::write(slab.join("kmalloc-cg-16/quarantine_objects"), "1\n").unwrap();
+        assert_eq!(
+            Coverage::read(&sys, &slab)
+                .unwrap()
+                .unwrap()
+                .quarantine_bytes(),
+            32
+        );
     }
 
     #[test]

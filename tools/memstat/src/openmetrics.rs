@@ -34,8 +34,8 @@
 //!
 //! Only malloc types are exported; slab caches in the same list are left
 //! out (node exporter's slab collector covers them). With the reconciliation of the types
-//! against the kmalloc caches ([`Coverage`], read from the running kernel), five families more,
-//! the first four with one sample per kmalloc size class, labelled `size` (its object size in
+//! against the kmalloc caches ([`Coverage`], read from the running kernel), six families more,
+//! the first five with one sample per kmalloc size class, labelled `size` (its object size in
 //! bytes):
 //!
 //! | family | type | value |
@@ -44,6 +44,7 @@
 //! | `malloc_type_kmalloc_typed_bytes` | gauge | bytes of the class charged to malloc types |
 //! | `malloc_type_kmalloc_untyped_bytes` | gauge | the caches' bytes no type holds |
 //! | `malloc_type_kmalloc_sheaf_bytes` | gauge | bytes of the free objects of the caches' sheaves |
+//! | `malloc_type_kmalloc_quarantine_bytes` | gauge | bytes of the freed objects KASAN's quarantine holds |
 //! | `malloc_type_slab_own_bytes` | gauge | bytes of the slab allocator's own caches |
 //!
 //! The text is written by the Prometheus project's `prometheus-client` crate
@@ -195,10 +196,10 @@ struct Snapshot {
 type ClassValue = fn(&crate::coverage::ClassCoverage) -> i64;
 
 /// The families of the reconciliation: name, help, and the value of a size class.
-const COVERAGE_FAMILIES: [(&str, &str, ClassValue); 4] = [
+const COVERAGE_FAMILIES: [(&str, &str, ClassValue); 5] = [
     (
         "malloc_type_kmalloc_cache_bytes",
-        "Bytes in use in the kmalloc caches of the size class (objects in use, not those free in the sheaves, times object size).",
+        "Bytes in use in the kmalloc caches of the size class (objects in use, not those free in the sheaves or KASAN's quarantine, times object size).",
         |k| i64::try_from(k.cache_bytes).unwrap_or(i64::MAX),
     ),
     (
@@ -215,6 +216,11 @@ const COVERAGE_FAMILIES: [(&str, &str, ClassValue); 4] = [
         "malloc_type_kmalloc_sheaf_bytes",
         "Bytes of the free objects the sheaves of the kmalloc caches of the size class hold.",
         |k| i64::try_from(k.sheaf_bytes).unwrap_or(i64::MAX),
+    ),
+    (
+        "malloc_type_kmalloc_quarantine_bytes",
+        "Bytes of the freed objects of the kmalloc caches of the size class that KASAN's quarantine holds (0 without KASAN).",
+        |k| i64::try_from(k.quarantine_bytes).unwrap_or(i64::MAX),
     ),
 ];
 

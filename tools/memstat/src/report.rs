@@ -185,7 +185,8 @@ pub fn malloc_text(list: &MemoryTypeList, zones: &ZoneSizes, o: &Options) -> Str
 
 /// The reconciliation that ends the `-m` table ([`Coverage`]): per kmalloc size class, the bytes
 /// in use of its caches, the bytes the malloc types hold of it, the rest and the types' share;
-/// then the totals, the slab allocator's own bytes and the free bytes of the caches' sheaves.
+/// then the totals, the slab allocator's own bytes, the free bytes of the caches' sheaves and,
+/// on a KASAN kernel, the bytes of its quarantine.
 pub fn coverage_text(c: &Coverage, humanize_numbers: bool) -> String {
     let num = |v: u64| {
         if humanize_numbers {
@@ -249,6 +250,14 @@ pub fn coverage_text(c: &Coverage, humanize_numbers: bool) -> String {
         "Free objects the kmalloc caches' sheaves hold: {} bytes, not in use.",
         num(c.sheaf_bytes())
     );
+    // Only a KASAN kernel has a quarantine.
+    if c.quarantine_bytes() != 0 {
+        let _ = writeln!(
+            s,
+            "Freed objects KASAN's quarantine holds: {} bytes, not in use.",
+            num(c.quarantine_bytes())
+        );
+    }
     s
 }
 
@@ -417,6 +426,10 @@ pub struct CoverageBytes {
     /// Bytes of the free objects the caches' sheaves hold (not in `cache-bytes`).
     #[serde(rename = "sheaf-bytes")]
     pub sheaf_bytes: u64,
+    /// Bytes of the freed objects KASAN's quarantine holds (not in `cache-bytes`; 0 without
+    /// KASAN).
+    #[serde(rename = "quarantine-bytes")]
+    pub quarantine_bytes: u64,
 }
 
 /// One size class of `kmalloc-coverage`.
@@ -456,6 +469,7 @@ pub fn coverage_rows(c: &Coverage) -> CoverageStatistics {
                     typed_bytes: k.typed_bytes,
                     untyped_bytes: k.untyped_bytes(),
                     sheaf_bytes: k.sheaf_bytes,
+                    quarantine_bytes: k.quarantine_bytes,
                 },
             })
             .collect(),
@@ -464,6 +478,7 @@ pub fn coverage_rows(c: &Coverage) -> CoverageStatistics {
             typed_bytes: c.typed_bytes(),
             untyped_bytes: c.untyped_bytes(),
             sheaf_bytes: c.sheaf_bytes(),
+            quarantine_bytes: c.quarantine_bytes(),
         },
         slab_own_bytes: c.slab_own_bytes,
     }

@@ -49,6 +49,10 @@ pub struct SlabCache {
     /// `sheaf_objects`: free objects held in the sheaves, counted in `active_objs`; read for the
     /// kmalloc coverage only (0 elsewhere, from slabinfo and for a kernel without the file).
     pub sheaf_objs: u64,
+    /// `quarantine_objects`: freed objects generic KASAN's quarantine holds back from the slabs,
+    /// counted in `active_objs`; read for the kmalloc coverage only (0 elsewhere, and for a
+    /// kernel without KASAN or without the file).
+    pub quarantine_objs: u64,
     /// `total_objects` / `<num_objs>`.
     pub total_objs: u64,
     /// `slabs` / `<num_slabs>`.
@@ -142,8 +146,9 @@ pub fn read_sys_cache(dir: &Path, name: &[u8]) -> Result<Option<SlabCache>> {
 }
 
 /// [`read_sys_cache`] of the object size, the objects in use and the free objects of the
-/// sheaves only, the figures of the kmalloc coverage ([`crate::coverage`]): three files instead
-/// of a dozen, which a Prometheus scrape of a slow machine reads for every kmalloc cache.
+/// sheaves and of KASAN's quarantine only, the figures of the kmalloc coverage
+/// ([`crate::coverage`]): four files instead of a dozen, which a Prometheus scrape of a slow
+/// machine reads for every kmalloc cache.
 pub fn read_sys_cache_objects(dir: &Path, name: &[u8]) -> Result<Option<SlabCache>> {
     let read = || -> Result<SlabCache> {
         let need = |f: &str| -> Result<u64> {
@@ -152,17 +157,23 @@ pub fn read_sys_cache_objects(dir: &Path, name: &[u8]) -> Result<Option<SlabCach
         };
         let active_objs = need("objects")?;
         // Counting the sheaves takes the kernel a work item on every CPU: not for a cache
-        // with no object out, whose sheaves are empty.
-        let sheaf_objs = if active_objs == 0 {
-            0
+        // with no object out, whose sheaves and quarantined objects are none. Each read frees a
+        // buffer of a page into the quarantine of a KASAN kernel; read right after `objects`,
+        // the counts of the free objects miss few of them.
+        let (sheaf_objs, quarantine_objs) = if active_objs == 0 {
+            (0, 0)
         } else {
-            read_value(dir, "sheaf_objects")?.unwrap_or(0)
+            (
+                read_value(dir, "sheaf_objects")?.unwrap_or(0),
+                read_value(dir, "quarantine_objects")?.unwrap_or(0),
+            )
         };
         Ok(SlabCache {
             name: name.to_vec(),
             object_size: need("object_size")?,
             active_objs,
             sheaf_objs,
+            quarantine_objs,
             ..Default::default()
         })
     };
@@ -185,6 +196,7 @@ fn read_sys_cache_files(dir: &Path, name: &[u8]) -> Result<SlabCache> {
         active_objs: need("objects")?,
         // The coverage reads it (read_sys_cache_objects()); -z shows none.
         sheaf_objs: 0,
+        quarantine_objs: 0,
         total_objs: need("total_objects")?,
         slabs: opt("slabs")?,
         objs_per_slab: opt("objs_per_slab")?,
@@ -322,6 +334,7 @@ pub fn parse_slabinfo(text: impl AsRef<[u8]>) -> Result<Vec<SlabCache>> {
             name: name.to_vec(),
             active_objs: num(1)?,
             sheaf_objs: 0,
+            quarantine_objs: 0,
             total_objs: num(2)?,
             object_size: num(3)?,
             slab_size: num(3)?,

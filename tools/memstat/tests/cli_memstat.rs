@@ -668,6 +668,10 @@ fn coverage_ends_the_malloc_report() {
         prom.contains("malloc_type_kmalloc_sheaf_bytes{size=\"64\"} 2560\n"),
         "{prom}"
     );
+    assert!(
+        prom.contains("malloc_type_kmalloc_quarantine_bytes{size=\"64\"} 256\n"),
+        "{prom}"
+    );
     assert!(!text(live(&["-H", "--name", "foo_*"])).contains("kmalloc caches"));
     let saved = text(memstat(&["-f", s, "--sysctl", sys, "-H"]));
     assert!(!saved.contains("kmalloc caches"), "{saved}");

@@ -24,7 +24,7 @@ fn exposition(l: &MemoryTypeList) -> String {
 }
 
 /// A reconciliation of two size classes: 64 bytes (1000 objects given out, 10 of them free in
-/// the sheaves, 60000 bytes typed) and 128 (none in use, 128 typed: a KFENCE object), and 4096
+/// the sheaves, 5 in KASAN's quarantine, 60000 bytes typed) and 128 (none in use, 128 typed: a KFENCE object), and 4096
 /// bytes of the slab allocator's own.
 fn sample_coverage() -> memstat::coverage::Coverage {
     let zones = memstat::ZoneSizes::new(vec![64, 128]).unwrap();
@@ -34,6 +34,7 @@ fn sample_coverage() -> memstat::coverage::Coverage {
             object_size: 64,
             active_objs: 1000,
             sheaf_objs: 10,
+            quarantine_objs: 5,
             ..Default::default()
         },
         memstat::SlabCache {
@@ -50,9 +51,9 @@ fn sample_coverage() -> memstat::coverage::Coverage {
 fn coverage_has_a_sample_per_size_class() {
     let text = openmetrics::exposition(&sample_list(), Some(&sample_coverage()));
     assert!(text.ends_with(&[
-        "# HELP malloc_type_kmalloc_cache_bytes Bytes in use in the kmalloc caches of the size class (objects in use, not those free in the sheaves, times object size).",
+        "# HELP malloc_type_kmalloc_cache_bytes Bytes in use in the kmalloc caches of the size class (objects in use, not those free in the sheaves or KASAN's quarantine, times object size).",
         "# TYPE malloc_type_kmalloc_cache_bytes gauge",
-        "malloc_type_kmalloc_cache_bytes{size=\"64\"} 63360",
+        "malloc_type_kmalloc_cache_bytes{size=\"64\"} 63040",
         "malloc_type_kmalloc_cache_bytes{size=\"128\"} 0",
         "# HELP malloc_type_kmalloc_typed_bytes Bytes of kmalloc blocks of the size class charged to malloc types (vm.malloc_zone_memuse).",
         "# TYPE malloc_type_kmalloc_typed_bytes gauge",
@@ -60,12 +61,16 @@ fn coverage_has_a_sample_per_size_class() {
         "malloc_type_kmalloc_typed_bytes{size=\"128\"} 128",
         "# HELP malloc_type_kmalloc_untyped_bytes Bytes in use in the kmalloc caches of the size class that no malloc type holds.",
         "# TYPE malloc_type_kmalloc_untyped_bytes gauge",
-        "malloc_type_kmalloc_untyped_bytes{size=\"64\"} 3360",
+        "malloc_type_kmalloc_untyped_bytes{size=\"64\"} 3040",
         "malloc_type_kmalloc_untyped_bytes{size=\"128\"} -128",
         "# HELP malloc_type_kmalloc_sheaf_bytes Bytes of the free objects the sheaves of the kmalloc caches of the size class hold.",
         "# TYPE malloc_type_kmalloc_sheaf_bytes gauge",
         "malloc_type_kmalloc_sheaf_bytes{size=\"64\"} 640",
         "malloc_type_kmalloc_sheaf_bytes{size=\"128\"} 0",
+        "# HELP malloc_type_kmalloc_quarantine_bytes Bytes of the freed objects of the kmalloc caches of the size class that KASAN's quarantine holds (0 without KASAN).",
+        "# TYPE malloc_type_kmalloc_quarantine_bytes gauge",
+        "malloc_type_kmalloc_quarantine_bytes{size=\"64\"} 320",
+        "malloc_type_kmalloc_quarantine_bytes{size=\"128\"} 0",
         "# HELP malloc_type_slab_own_bytes Bytes in use in the slab allocator's own caches (kmalloc-no-objext-*).",
         "# TYPE malloc_type_slab_own_bytes gauge",
         "malloc_type_slab_own_bytes 4096",

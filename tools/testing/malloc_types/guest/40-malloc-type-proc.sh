@@ -87,9 +87,9 @@ for want in "malloc_type_in_use_allocations$series 3" "malloc_type_in_use_bytes$
 	"malloc_type_failures_total$series 1" "malloc_type_peak_bytes$series 8328"; do
 	grep -qx "$want" /tmp/leak.prom || { grep 'leak' /tmp/leak.prom; fail "memstat --prometheus: no '$want'"; }
 done
-# Ten families of the types, five of the kmalloc coverage (one sample per
-# size class, four of them, and the slab allocator's own bytes).
-[ "$(grep -c '^# TYPE ' /tmp/leak.prom)" = 15 ] || fail "memstat --prometheus: not 15 families"
+# Ten families of the types, six of the kmalloc coverage (one sample per
+# size class, five of them, and the slab allocator's own bytes).
+[ "$(grep -c '^# TYPE ' /tmp/leak.prom)" = 16 ] || fail "memstat --prometheus: not 16 families"
 nz=$(wc -w </proc/sys/vm/malloc_zone_sizes)
 [ "$(grep -c '^malloc_type_kmalloc_typed_bytes{size="[0-9]*"} [0-9]*$' /tmp/leak.prom)" = "$nz" ] ||
 	fail "memstat --prometheus: not one malloc_type_kmalloc_typed_bytes per size class"
