@@ -207,7 +207,8 @@ arm64_boot() {
 # --kunitconfig=rust/kernel/malloc_type` configures and builds a kernel of its
 # own (x86_64, in $MT_KCACHE/build-kunit; the .kunitconfig partitions the
 # kmalloc caches, CONFIG_KMALLOC_PARTITION_RANDOM, which the test kernels do
-# not), boots it under QEMU with allocation profiling on and parses its
+# not: see configs/test.config), boots it under QEMU with allocation
+# profiling on and parses its
 # KTAP. kunit.py asks QEMU for KVM before TCG, and KVM hangs guests on these
 # machines: the run sees /dev/null in place of /dev/kvm (a private mount
 # namespace), so QEMU falls back to TCG. kunit-compare.py then checks that
