@@ -25,37 +25,39 @@ echo "$name: $n types of vmlinux"
 # The ten largest users of kernel memory by type.
 memstat -m -l -H -s memuse | head -n 11 | sed "s/^/$name: /"
 
-# SLUB's sheaf_objects (patch 37): the free objects of a cache's sheaves,
-# a number no larger than the objects its slabs hold; 0 for a cache
-# without sheaves; read-only.
+# count_file DIR FILE: the count of free objects a cache's FILE says (patch
+# 37's sheaf_objects, 38's quarantine_objects), in $count: a number no
+# larger than the objects its slabs hold, in a read-only file.
+count_file() {
+	read -r count <"$1/$2" || fail "${1##*/}: no $2"
+	read -r total _ <"$1/total_objects" || fail "${1##*/}: no total_objects"
+	case $count in '' | *[!0-9]*) fail "${1##*/}: $2 reads '$count'" ;; esac
+	[ "$count" -le "$total" ] || fail "${1##*/}: $2 is $count, $total objects in the slabs"
+	{ echo 1 >"$1/$2"; } 2>/dev/null && fail "${1##*/}: $2 is writable"
+}
+
+# SLUB's sheaf_objects: the free objects of a cache's sheaves; 0 for a cache
+# without sheaves.
 for d in /sys/kernel/slab/kmalloc-*; do
 	[ -L "$d" ] && continue
-	read -r sheaf <"$d/sheaf_objects" || fail "${d##*/}: no sheaf_objects"
-	read -r total _ <"$d/total_objects" || fail "${d##*/}: no total_objects"
-	case $sheaf in '' | *[!0-9]*) fail "${d##*/}: sheaf_objects reads '$sheaf'" ;; esac
-	[ "$sheaf" -le "$total" ] || fail "${d##*/}: $sheaf objects in the sheaves, $total in the slabs"
+	count_file "$d" sheaf_objects
 	if [ "$(cat "$d/sheaf_capacity")" = 0 ]; then
-		[ "$sheaf" = 0 ] || fail "${d##*/}: no sheaves, yet $sheaf objects in them"
+		[ "$count" = 0 ] || fail "${d##*/}: no sheaves, yet $count objects in them"
 	fi
-	{ echo 1 >"$d/sheaf_objects"; } 2>/dev/null && fail "${d##*/}: sheaf_objects is writable"
 done
 
-# KASAN's quarantine_objects (patch 38): a number no larger than the
-# objects of the cache's slabs; read-only. After boot the quarantine holds
-# objects of many caches; shrinking the cache with the most sends them back
-# to its slabs (kasan_cache_shrink()), and its count falls with them: a
-# count that only grew would pass the first checks, not this one.
+# KASAN's quarantine_objects: the freed objects its quarantine holds back
+# from the cache's slabs. After boot the quarantine holds objects of many
+# caches; shrinking the cache with the most sends them back to its slabs
+# (kasan_cache_shrink()), and its count falls with them: a count that only
+# grew would pass the first checks, not this one.
 if grep -q ' kasan_quarantine_put$' /proc/kallsyms; then
 	held=0 most=0 most_d=
 	for d in /sys/kernel/slab/kmalloc-*; do
 		[ -L "$d" ] && continue
-		read -r q <"$d/quarantine_objects" || fail "${d##*/}: no quarantine_objects"
-		read -r total _ <"$d/total_objects" || fail "${d##*/}: no total_objects"
-		case $q in '' | *[!0-9]*) fail "${d##*/}: quarantine_objects reads '$q'" ;; esac
-		[ "$q" -le "$total" ] || fail "${d##*/}: $q objects in the quarantine, $total in the slabs"
-		{ echo 1 >"$d/quarantine_objects"; } 2>/dev/null && fail "${d##*/}: quarantine_objects is writable"
-		held=$((held + q))
-		[ "$q" -gt "$most" ] && most=$q most_d=$d
+		count_file "$d" quarantine_objects
+		held=$((held + count))
+		[ "$count" -gt "$most" ] && most=$count most_d=$d
 	done
 	echo "$name: $held objects of the kmalloc caches in KASAN's quarantine"
 	[ "$most" -ge 64 ] || fail "KASAN's quarantine holds only $most objects of any kmalloc cache after boot"
