@@ -60,22 +60,22 @@ struct MallocTypeProc {
     _vm: sysctl::Registration,
 }
 
+/// The sysctls under `/proc/sys/kernel`.
+static KERNEL_TABLE: [sysctl::Entry; 1] = [ro_ints::<MallocCount>(c"malloc_count")];
+
+/// The sysctls under `/proc/sys/vm`.
+static VM_TABLE: [sysctl::Entry; 3] = [
+    ro_ints::<ZoneCount>(c"malloc_zone_count"),
+    ro_ints::<ZoneSizes>(c"malloc_zone_sizes"),
+    ro_ints::<NumZones>(c"malloc_numzones"),
+];
+
 impl kernel::Module for MallocTypeProc {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         Ok(Self {
             _types: SingleFile::new(c"malloc_types", 0o400)?,
-            _kernel: sysctl::Registration::register(
-                c"kernel",
-                &[ro_ints::<MallocCount>(c"malloc_count")],
-            )?,
-            _vm: sysctl::Registration::register(
-                c"vm",
-                &[
-                    ro_ints::<ZoneCount>(c"malloc_zone_count"),
-                    ro_ints::<ZoneSizes>(c"malloc_zone_sizes"),
-                    ro_ints::<NumZones>(c"malloc_numzones"),
-                ],
-            )?,
+            _kernel: sysctl::Registration::register(c"kernel", &KERNEL_TABLE)?,
+            _vm: sysctl::Registration::register(c"vm", &VM_TABLE)?,
         })
     }
 }

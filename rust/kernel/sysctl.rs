@@ -4,21 +4,18 @@
 //!
 //! C header: [`include/linux/sysctl.h`](srctree/include/linux/sysctl.h)
 //!
-//! A [`Registration`] registers a table of entries under a path of `/proc/sys` with
-//! `register_sysctl_sz()` and unregisters it when dropped. Each entry is made by [`ro_ints`] from
-//! a type implementing [`ReadInts`]: a read of the file calls [`ReadInts::read`] and prints the
-//! values it returns as `proc_dointvec()` does (tab-separated, newline-terminated). Writes fail
-//! with `EPERM`; the files have mode `0444`.
+//! This models a static `struct ctl_table[]` registered with `register_sysctl()`: a table of
+//! [`Entry`]s is built at compile time, in a `static`, and a [`Registration`] registers it under
+//! a path of `/proc/sys` with `register_sysctl_sz()` and unregisters it when dropped. Each entry
+//! is made by [`ro_ints`] from a type implementing [`ReadInts`]: a read of the file calls
+//! [`ReadInts::read`] and prints the values it returns as `proc_dointvec()` does (tab-separated,
+//! newline-terminated). Writes fail with `EPERM`; the files have mode `0444`.
 //!
 //! As with every `proc_dointvec()` file, a read must fetch the whole value at once: a read at a
 //! non-zero offset returns end-of-file. Reading allocates nothing: the values are collected in
 //! an [`IntValues`] on the stack.
 
 use crate::{
-    alloc::{
-        flags::GFP_KERNEL,
-        KVec, //
-    },
     bindings,
     error::{
         code::*,
@@ -80,19 +77,33 @@ pub trait ReadInts: 'static {
     fn read(out: &mut IntValues) -> Result;
 }
 
-/// One entry of a sysctl table, made by [`ro_ints`].
-#[derive(Clone, Copy)]
-pub struct Entry {
-    procname: &'static CStr,
-    handler: bindings::proc_handler,
-}
+/// One entry of a sysctl table, a `struct ctl_table`, made by [`ro_ints`].
+///
+/// # Invariants
+///
+/// `procname` points to a static NUL-terminated string, `proc_handler` is
+/// `ro_ints_handler::<T>` for some `T: ReadInts`, and the other pointers are null.
+#[repr(transparent)]
+pub struct Entry(bindings::ctl_table);
+
+// SAFETY: An `Entry` is never written after it is made (the sysctl core takes tables as
+// `const`, and the handler reads a copy), and the string it points to is static and immutable.
+unsafe impl Sync for Entry {}
 
 /// Makes a read-only entry called `procname` whose values `T` computes at each read.
 pub const fn ro_ints<T: ReadInts>(procname: &'static CStr) -> Entry {
-    Entry {
-        procname,
-        handler: Some(ro_ints_handler::<T>),
-    }
+    // INVARIANT: `procname` is static and NUL-terminated, the handler is `ro_ints_handler::<T>`,
+    // and the other pointers are null.
+    Entry(bindings::ctl_table {
+        procname: crate::str::as_char_ptr_in_const_context(procname),
+        data: core::ptr::null_mut(),
+        maxlen: 0,
+        mode: 0o444,
+        proc_handler: Some(ro_ints_handler::<T>),
+        poll: core::ptr::null_mut(),
+        extra1: core::ptr::null_mut(),
+        extra2: core::ptr::null_mut(),
+    })
 }
 
 /// The `proc_handler` of [`ro_ints`] entries.
@@ -128,17 +139,16 @@ unsafe extern "C" fn ro_ints_handler<T: ReadInts>(
     unsafe { bindings::proc_dointvec(&entry, dir, buffer, lenp, ppos) }
 }
 
-/// A sysctl table registered under a path of `/proc/sys`, unregistered when dropped.
+/// A static sysctl table registered under a path of `/proc/sys`, unregistered when dropped.
 ///
 /// # Invariants
 ///
-/// `header` was returned by `register_sysctl_sz()` for the entries in `table`, which stay in
-/// place (the vector is never changed) until `header` is unregistered.
+/// `header` was returned by `register_sysctl_sz()` for a static table of [`Entry`]s.
 ///
 /// # Examples
 ///
 /// ```
-/// use kernel::sysctl::{ro_ints, IntValues, ReadInts, Registration};
+/// use kernel::sysctl::{ro_ints, Entry, IntValues, ReadInts, Registration};
 ///
 /// struct Answer;
 ///
@@ -148,15 +158,15 @@ unsafe extern "C" fn ro_ints_handler<T: ReadInts>(
 ///     }
 /// }
 ///
+/// static TABLE: [Entry; 1] = [ro_ints::<Answer>(c"rust_doctest_answer")];
+///
 /// // `/proc/sys/debug/rust_doctest_answer` reads `42`, until `table` is dropped.
-/// let table = Registration::register(c"debug", &[ro_ints::<Answer>(c"rust_doctest_answer")])?;
+/// let table = Registration::register(c"debug", &TABLE)?;
 /// drop(table);
 /// # Ok::<(), Error>(())
 /// ```
 pub struct Registration {
     header: NonNull<bindings::ctl_table_header>,
-    #[expect(dead_code, reason = "owned for the sysctl core until unregistered")]
-    table: KVec<bindings::ctl_table>,
 }
 
 impl Registration {
@@ -170,42 +180,31 @@ impl Registration {
     ///
     /// `EINVAL` for an empty table; `ENOMEM` when memory runs out or the sysctl core refuses the
     /// table (for example, a name that is already registered under `path`).
-    pub fn register(path: &'static CStr, entries: &[Entry]) -> Result<Self> {
+    pub fn register(path: &'static CStr, entries: &'static [Entry]) -> Result<Self> {
         if entries.is_empty() {
             return Err(EINVAL);
         }
-        let mut table = KVec::with_capacity(entries.len(), GFP_KERNEL)?;
-        for e in entries {
-            table.push(
-                bindings::ctl_table {
-                    procname: e.procname.as_char_ptr(),
-                    data: core::ptr::null_mut(),
-                    maxlen: 0,
-                    mode: 0o444,
-                    proc_handler: e.handler,
-                    poll: core::ptr::null_mut(),
-                    extra1: core::ptr::null_mut(),
-                    extra2: core::ptr::null_mut(),
-                },
-                GFP_KERNEL,
-            )?;
-        }
-        // SAFETY: `path` is NUL-terminated and static; `table` holds `table.len()` valid entries
-        // whose strings are static, and it is kept unchanged until the table is unregistered.
+        // SAFETY: `path` is NUL-terminated and static; `entries` are `entries.len()` valid
+        // `struct ctl_table`s (`Entry` is `repr(transparent)`, and valid by its invariants) in
+        // static memory, which outlives the registration.
         let header = unsafe {
-            bindings::register_sysctl_sz(path.as_char_ptr(), table.as_ptr(), table.len())
+            bindings::register_sysctl_sz(
+                path.as_char_ptr(),
+                entries.as_ptr().cast::<bindings::ctl_table>(),
+                entries.len(),
+            )
         };
         let header = NonNull::new(header).ok_or(ENOMEM)?;
-        // INVARIANT: `header` was just returned by `register_sysctl_sz()` for the entries in
-        // `table`, which moves into `Self` unchanged and is never changed there.
-        Ok(Self { header, table })
+        // INVARIANT: `header` was just returned by `register_sysctl_sz()` for `entries`, which
+        // are static.
+        Ok(Self { header })
     }
 }
 
 impl Drop for Registration {
     fn drop(&mut self) {
         // SAFETY: By the type invariants `header` is registered; unregistering it waits for the
-        // readers inside a handler, so `table` is no longer used after this.
+        // readers inside a handler.
         unsafe { bindings::unregister_sysctl_table(self.header.as_ptr()) };
     }
 }
