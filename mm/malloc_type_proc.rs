@@ -14,12 +14,9 @@
 //!
 //! See `Documentation/core-api/malloc_types.rst`.
 
-use core::{
-    fmt::{
-        self,
-        Write, //
-    },
-    mem::MaybeUninit, //
+use core::fmt::{
+    self,
+    Write, //
 };
 use kernel::{
     malloc_type::{
@@ -80,28 +77,15 @@ impl kernel::Module for MallocTypeProc {
     }
 }
 
-/// Where the files' contents go: the seq_file of a reader, or a buffer in the tests.
+/// The seq_file of a reader, as a [`Write`] target.
 ///
-/// Readers write straight into the seq_file, so that reading the files allocates nothing that
-/// the files themselves count (Rust allocations are charged to the type "rust kmalloc").
-trait Sink: Write {
-    /// Appends `bytes`.
-    fn put(&mut self, bytes: &[u8]) -> Result;
-}
-
-/// The seq_file of a reader.
+/// Rows go straight into the seq_file's buffer, so that reading the file allocates nothing that
+/// the file itself counts (Rust allocations are charged to the type "rust kmalloc").
 struct SeqOut<'a>(&'a SeqFile);
 
 impl Write for SeqOut<'_> {
     fn write_str(&mut self, s: &str) -> fmt::Result {
         self.0.write(s.as_bytes());
-        Ok(())
-    }
-}
-
-impl Sink for SeqOut<'_> {
-    fn put(&mut self, bytes: &[u8]) -> Result {
-        self.0.write(bytes);
         Ok(())
     }
 }
@@ -114,151 +98,6 @@ fn write_types_header(out: &mut impl Write) -> fmt::Result {
         "# {:>11} {:>5} {:>6} {:>8} {:>4} {:>5} {:>7} {:<12}  {}\n",
         "Type", "InUse", "MemUse", "Requests", "Zone", "Fails", "HighUse", "Owner", "Size(s)"
     )
-}
-
-/// The longest row of `/proc/malloc_types`: the text form of a name of [`malloc_type::NAME_MAX`]
-/// bytes (four bytes each, 124), the columns with 20-digit counters, an owner of
-/// [`malloc_type::OWNER_MAX`] bytes, and every size class: about 400 bytes.
-const ROW_MAX: usize = 512;
-
-/// A row of `/proc/malloc_types`, built in a stack buffer so that it reaches the seq_file in
-/// one write, without `core::fmt`'s per-argument machinery (which cost two thirds of a read).
-///
-/// The buffer is the caller's, borrowed: a `Row` that owned it was zeroed whole for every row
-/// (LLVM turned the move of a struct whose buffer was uninitialized into a `memset()` of its
-/// [`ROW_MAX`] bytes, which cost more than the rest of a row). The pieces of a row are written
-/// in place: a piece of a size known at compile time, padding and digits are a few stores each,
-/// not a call to `memcpy()` (which copies byte by byte, and which a row made twenty times).
-///
-/// # Invariants
-///
-/// The first `len` bytes of `buf` are initialized, and `len <= ROW_MAX`.
-struct Row<'a> {
-    buf: &'a mut [MaybeUninit<u8>; ROW_MAX],
-    len: usize,
-}
-
-/// The spaces a [`Row`] writes at once for the padding of a column (past the padding, up to the
-/// end of the chunk, the next piece overwrites them).
-const PAD_CHUNK: usize = 16;
-
-impl<'a> Row<'a> {
-    fn new(buf: &'a mut [MaybeUninit<u8>; ROW_MAX]) -> Self {
-        // INVARIANT: No byte is claimed to be initialized.
-        Self { buf, len: 0 }
-    }
-
-    /// Appends `b`; what does not fit is dropped (no row comes near [`ROW_MAX`]).
-    #[inline(always)]
-    fn push(&mut self, b: &[u8]) {
-        // By the type invariant `len <= ROW_MAX`: this does not wrap.
-        if b.len() > ROW_MAX - self.len {
-            self.push_truncated(b);
-            return;
-        }
-        // SAFETY: `self.len + b.len() <= ROW_MAX` (type invariant and the test above), so the
-        // destination is within `buf`, which `b`, a shared borrow, cannot overlap; `b` is valid
-        // for reads of its length. For a `b` of a length known at compile time the copy is a
-        // few moves.
-        unsafe {
-            core::ptr::copy_nonoverlapping(
-                b.as_ptr(),
-                self.buf.as_mut_ptr().cast::<u8>().add(self.len),
-                b.len(),
-            )
-        };
-        // INVARIANT: The `b.len()` bytes after the first `len` were just written.
-        self.len += b.len();
-    }
-
-    /// Appends what fits of `b`.
-    #[cold]
-    fn push_truncated(&mut self, b: &[u8]) {
-        // By the type invariant `len <= ROW_MAX`: this does not wrap.
-        let n = b.len().min(ROW_MAX - self.len);
-        for (slot, &c) in self.buf[self.len..self.len + n].iter_mut().zip(b) {
-            slot.write(c);
-        }
-        // INVARIANT: The `n` bytes after the first `len` were just written, and
-        // `len + n <= ROW_MAX`.
-        self.len += n;
-    }
-
-    /// Appends `n` spaces.
-    #[inline(always)]
-    fn spaces(&mut self, n: usize) {
-        const SPACES: [u8; PAD_CHUNK] = [b' '; PAD_CHUNK];
-        // The padding of a column, with room for a whole chunk: two stores. Not a loop, which
-        // LLVM would make a call to `memset()` of `n` bytes.
-        if n <= PAD_CHUNK && ROW_MAX - self.len >= PAD_CHUNK {
-            // SAFETY: `self.len + PAD_CHUNK <= ROW_MAX` (just checked), so the destination is
-            // within `buf`; `SPACES` is a distinct constant.
-            unsafe {
-                core::ptr::copy_nonoverlapping(
-                    SPACES.as_ptr(),
-                    self.buf.as_mut_ptr().cast::<u8>().add(self.len),
-                    PAD_CHUNK,
-                )
-            };
-            // INVARIANT: `n <= PAD_CHUNK` bytes after the first `len` were just written.
-            self.len += n;
-        } else {
-            self.spaces_slow(n);
-        }
-    }
-
-    /// [`Row::spaces`] for wide padding or a row near its end.
-    #[cold]
-    fn spaces_slow(&mut self, n: usize) {
-        let end = self.len.saturating_add(n).min(ROW_MAX);
-        for slot in &mut self.buf[self.len..end] {
-            slot.write(b' ');
-        }
-        // INVARIANT: The bytes up to `end <= ROW_MAX` were just written.
-        self.len = end;
-    }
-
-    /// Appends `b` right-aligned in `width` characters of which `b` is `chars`, as `{:>width}`.
-    #[inline(always)]
-    fn right(&mut self, width: usize, chars: usize, b: &[u8]) {
-        self.spaces(width.saturating_sub(chars));
-        self.push(b);
-    }
-
-    /// Appends `b` left-aligned in `width` characters of which `b` is `chars`, as `{:<width}`.
-    #[inline(always)]
-    fn left(&mut self, width: usize, chars: usize, b: &[u8]) {
-        self.push(b);
-        self.spaces(width.saturating_sub(chars));
-    }
-
-    /// Appends `v` in decimal, right-aligned in `width` characters.
-    #[inline(always)]
-    fn num(&mut self, width: usize, v: u64) {
-        // CAST: `ilog10()` of a `u64` is at most 19.
-        let digits = v.checked_ilog10().map_or(1, |l| l as usize + 1);
-        self.spaces(width.saturating_sub(digits));
-        let end = self.len + digits;
-        if end > ROW_MAX {
-            // Not in a row of this file; written whole or not at all.
-            return;
-        }
-        let mut v = v;
-        for slot in self.buf[self.len..end].iter_mut().rev() {
-            // CAST: A decimal digit.
-            slot.write(b'0' + (v % 10) as u8);
-            v /= 10;
-        }
-        // INVARIANT: The `digits` bytes after the first `len` were just written, and
-        // `end <= ROW_MAX`.
-        self.len = end;
-    }
-
-    fn as_bytes(&self) -> &[u8] {
-        // SAFETY: The first `len` bytes of `buf` are initialized (type invariant), and
-        // `MaybeUninit<u8>` has the layout of `u8`.
-        unsafe { core::slice::from_raw_parts(self.buf.as_ptr().cast::<u8>(), self.len) }
-    }
 }
 
 /// What a row of `/proc/malloc_types` shows of a type.
@@ -288,18 +127,6 @@ impl<'a> RowData<'a> {
     }
 }
 
-/// An owner as a row shows it, and its width in characters: the bytes themselves if they are
-/// UTF-8 (tested a word at a time for the common ASCII string), else `?`.
-fn shown(b: &[u8]) -> (&[u8], usize) {
-    if b.is_ascii() {
-        return (b, b.len());
-    }
-    match core::str::from_utf8(b) {
-        Ok(s) => (b, s.chars().count()),
-        Err(_) => (b"?", 1),
-    }
-}
-
 /// Writes one row of `/proc/malloc_types` for the type `r` describes.
 ///
 /// InUse is allocations minus frees and MemUse the bytes in use in KiB, rounded up, with a `K`
@@ -309,63 +136,43 @@ fn shown(b: &[u8]) -> (&[u8], usize) {
 /// is the module that defines the type, or `vmlinux`. Size(s) lists the kmalloc size classes
 /// the type has used, comma-separated, after the owner padded to 12 characters and two spaces;
 /// a type that has used none ends its row at the owner, so that no row ends in white space. The
-/// name, in its text form, is right-aligned in 13 characters (an owner that is not UTF-8 shows
-/// as `?`).
-fn write_type_row(out: &mut impl Sink, r: &RowData<'_>) -> Result {
+/// name, in its text form, is right-aligned in 13 characters; an owner that is not UTF-8 shows
+/// as `?`.
+fn write_type_row(out: &mut impl Write, r: &RowData<'_>) -> fmt::Result {
     let s = &r.stats;
     // CAST: Clamped to be non-negative.
     let in_use = s.in_use().max(0) as u64;
     // CAST: Clamped to be non-negative just before.
     let mem_use_kib = (s.mem_use().max(0) as u64).div_ceil(1024);
-    let (owner, owner_chars) = shown(r.owner);
-    let mut buf = [MaybeUninit::uninit(); ROW_MAX];
-    let mut row = Row::new(&mut buf);
-    row.right(13, r.name.len(), r.name);
-    row.push(b" ");
-    row.num(5, in_use);
-    row.push(b" ");
-    row.num(5, mem_use_kib);
-    row.push(b"K ");
-    row.num(8, s.numallocs);
-    row.push(b" ");
-    row.num(4, u64::from(r.zone));
-    row.push(b" ");
-    row.num(5, s.numfailures);
-    row.push(b" ");
+    let name = core::str::from_utf8(r.name).unwrap_or("?");
+    let owner = core::str::from_utf8(r.owner).unwrap_or("?");
+    write!(
+        out,
+        "{name:>13} {in_use:>5} {mem_use_kib:>5}K {:>8} {:>4} {:>5} ",
+        s.numallocs, r.zone, s.numfailures
+    )?;
     match r.peak {
-        Some(peak) => {
-            row.num(6, peak.div_ceil(1024));
-            row.push(b"K");
-        }
-        None => row.right(7, 1, b"-"),
+        Some(peak) => write!(out, "{:>6}K ", peak.div_ceil(1024))?,
+        None => out.write_str("      - ")?,
     }
-    row.push(b" ");
     let zone_sizes = malloc_type::zone_sizes();
     let mut sizes = s.size & (u64::MAX >> (64 - zone_sizes.len().clamp(1, 64)));
     if sizes == 0 {
-        row.push(owner);
-    } else {
-        row.left(12, owner_chars, owner);
+        return write!(out, "{owner}\n");
     }
+    write!(out, "{owner:<12}")?;
     // The classes of the set bits, lowest first: two spaces before the first, commas between.
-    let mut first = true;
+    let mut sep = "  ";
     while sizes != 0 {
         // CAST: Below 64.
         let i = sizes.trailing_zeros() as usize;
         sizes &= sizes - 1;
-        if let Some(&size) = zone_sizes.get(i) {
-            if first {
-                row.push(b"  ");
-                first = false;
-            } else {
-                row.push(b",");
-            }
-            // CAST: `usize` and `u64` have the same width on 64-bit kernels.
-            row.num(0, size as u64);
+        if let Some(size) = zone_sizes.get(i) {
+            write!(out, "{sep}{size}")?;
+            sep = ",";
         }
     }
-    row.push(b"\n");
-    out.put(row.as_bytes())
+    out.write_str("\n")
 }
 
 /// `/proc/malloc_types`.
@@ -392,12 +199,11 @@ impl SingleShow for TypesFile {
         write_types_header(&mut out).map_err(|_| ENOMEM)?;
         let r = malloc_type::try_for_each(|t: &MallocType| {
             // Once the buffer is full the seq_file core calls `show` again with one twice as
-            // large: summing and formatting the remaining rows would be wasted (it made a read
-            // at 1000 types cost 19 times one at 100).
+            // large: the remaining rows would be summed and formatted for nothing.
             if m.has_overflowed() {
                 return Err(None);
             }
-            write_type_row(&mut out, &RowData::of(t)).map_err(Some)
+            write_type_row(&mut out, &RowData::of(t)).map_err(|_| Some(ENOMEM))
         });
         match r {
             Ok(()) | Err(None) => Ok(()),
@@ -459,13 +265,9 @@ mod tests {
 
     impl Write for Buf {
         fn write_str(&mut self, s: &str) -> fmt::Result {
-            self.put(s.as_bytes()).map_err(|_| fmt::Error)
-        }
-    }
-
-    impl Sink for Buf {
-        fn put(&mut self, bytes: &[u8]) -> Result {
-            Ok(self.0.extend_from_slice(bytes, GFP_KERNEL)?)
+            self.0
+                .extend_from_slice(s.as_bytes(), GFP_KERNEL)
+                .map_err(|_| fmt::Error)
         }
     }
 
@@ -513,34 +315,6 @@ mod tests {
         }
         v.push(b'\n', GFP_KERNEL)?;
         Ok(v)
-    }
-
-    /// A [`Row`] near its end: a piece that does not fit is cut at [`ROW_MAX`] (bytes and
-    /// padding) or left out (a number), and padding wider than a chunk is written whole.
-    #[test]
-    fn row_pieces_at_the_end_of_the_buffer() -> Result {
-        let mut buf = [MaybeUninit::uninit(); ROW_MAX];
-        let mut row = Row::new(&mut buf);
-        row.right(40, 1, b"x");
-        assert_eq!(row.as_bytes().len(), 40);
-        assert!(row.as_bytes()[..39].iter().all(|&c| c == b' '));
-        row.num(24, 1234567890123456789);
-        assert_eq!(&row.as_bytes()[40..], b"     1234567890123456789");
-        while row.as_bytes().len() + 8 < ROW_MAX {
-            row.push(b"abcdefgh");
-        }
-        // 504 bytes: 8 left, of which a 20-digit number does not fit and 10 spaces fill all.
-        row.num(0, u64::MAX);
-        assert_eq!(row.as_bytes().len(), ROW_MAX - 8);
-        row.push(b"12345");
-        row.spaces(10);
-        assert_eq!(row.as_bytes().len(), ROW_MAX);
-        assert_eq!(&row.as_bytes()[ROW_MAX - 8..], b"12345   ");
-        row.push(b"y");
-        row.spaces(1);
-        row.num(0, 0);
-        assert_eq!(row.as_bytes().len(), ROW_MAX);
-        Ok(())
     }
 
     #[test]
