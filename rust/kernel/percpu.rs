@@ -7,6 +7,11 @@
 //! ([`PerCpuU64`]) that are updated on the current CPU with the IRQ- and preemption-safe
 //! `this_cpu_*()` operations and read from any CPU.
 //!
+//! This models the C API: [`PerCpu`] is `alloc_percpu()` and `free_percpu()`, [`PerCpuRef`] a
+//! `__percpu` pointer, and [`PerCpuU64`] the `this_cpu_add()`, `this_cpu_inc()` and
+//! `this_cpu_or()` of a `u64` and the reads through `per_cpu_ptr()`, as FreeBSD's `counter(9)`
+//! (`counter_u64_add()`, `counter_u64_fetch()`) serves its statistics.
+//!
 //! C header: [`include/linux/percpu.h`](srctree/include/linux/percpu.h)
 
 use crate::{
@@ -340,13 +345,11 @@ macro_rules! percpu_u64 {
 ///
 /// Updates apply to the current CPU's copy with `this_cpu_add()` / `this_cpu_inc()` /
 /// `this_cpu_or()`: a single instruction on x86_64, safe against preemption and interrupts, with
-/// no lock and no atomic read-modify-write on a shared cache line. On x86_64 that instruction is
-/// inlined (a `%gs`-relative `add`, `inc` or `or`, with the field's offset `OFFSET` folded into
-/// its address, as FreeBSD's `zpcpu_add()` and the kernel's `this_cpu_*()` emit it); elsewhere
-/// the C helpers run it. With `CONFIG_RUST_INLINE_HELPERS` the C helpers are inlined themselves,
-/// and `add` and `or` use them on x86_64 too: `this_cpu_add()` takes a value known at compile
-/// time as an immediate operand, where `asm!` has to load it into a register first. Readers sum
-/// or inspect the copies.
+/// no lock and no atomic read-modify-write on a shared cache line. The updates call the C
+/// helpers, which `CONFIG_RUST_INLINE_HELPERS` inlines. Without that option, on x86_64, they are
+/// the one instruction the helper would run (a `%gs`-relative `add`, `inc` or `or`, with the
+/// field's offset `OFFSET` folded into its address, as `this_cpu_*()` emits it), written with
+/// `asm!` so that an update is not a function call. Readers sum or inspect the copies.
 ///
 /// # Invariants
 ///
@@ -410,7 +413,11 @@ impl<const OFFSET: usize> PerCpuU64<'_, OFFSET> {
     #[doc(alias("this_cpu_inc"))]
     #[inline]
     pub fn inc(self) {
-        #[cfg(all(target_arch = "x86_64", not(CONFIG_UML)))]
+        #[cfg(all(
+            target_arch = "x86_64",
+            not(CONFIG_UML),
+            not(CONFIG_RUST_INLINE_HELPERS)
+        ))]
         // SAFETY: As in `add`, for the one instruction of `this_cpu_inc()`.
         unsafe {
             core::arch::asm!(
@@ -420,7 +427,11 @@ impl<const OFFSET: usize> PerCpuU64<'_, OFFSET> {
                 options(nostack),
             )
         };
-        #[cfg(not(all(target_arch = "x86_64", not(CONFIG_UML))))]
+        #[cfg(not(all(
+            target_arch = "x86_64",
+            not(CONFIG_UML),
+            not(CONFIG_RUST_INLINE_HELPERS)
+        )))]
         self.add(1);
     }
 
