@@ -43,7 +43,7 @@ use std::io;
 use std::path::Path;
 
 use crate::error::{Error, Result};
-use crate::slab::{read_sys_cache_objects, read_sys_dir_with, SlabCache};
+use crate::slab::{read_sys_cache_objects, read_sys_dir_with, QuarantineFiles, SlabCache};
 use crate::zones::{read_sysctl, ZoneSizes, ZONE_COUNT_MAX};
 
 /// One kmalloc size class: what its caches hold and what the types hold of it.
@@ -302,7 +302,12 @@ impl Coverage {
 /// directory whose name, or the name of a link to it, [`cache_kind`] knows, with the names of
 /// those links; their object sizes and objects in use only.
 fn read_kmalloc_caches(dir: &Path) -> Result<Vec<SlabCache>> {
-    read_sys_dir_with(dir, |n| cache_kind(n).is_some(), read_sys_cache_objects)
+    let quarantine = QuarantineFiles::default();
+    read_sys_dir_with(
+        dir,
+        |n| cache_kind(n).is_some(),
+        |d, n| read_sys_cache_objects(d, n, &quarantine),
+    )
 }
 
 #[cfg(test)]
@@ -457,26 +462,28 @@ mod tests {
         assert!(Coverage::read(&sys, &slab).is_err());
     }
 
+    /// The sysfs directory of a cache of 16-byte objects under `slab`, with the files
+    /// `objects`, `sheaf_objects` and, if given, `quarantine_objects`.
+    fn cache_files(slab: &Path, name: &str, objects: &str, sheaf: &str, quarantine: Option<&str>) {
+        let c = slab.join(name);
+        fs::create_dir_all(&c).unwrap();
+        fs::write(c.join("object_size"), "16\n").unwrap();
+        fs::write(c.join("objects"), objects).unwrap();
+        fs::write(c.join("sheaf_objects"), sheaf).unwrap();
+        if let Some(q) = quarantine {
+            fs::write(c.join("quarantine_objects"), q).unwrap();
+        }
+    }
+
     /// `sheaf_objects` and `quarantine_objects` are read for a cache with objects out only
     /// (counting the sheaves costs the kernel a work item per CPU): a cache with none is read
     /// without them. A kernel without KASAN has no `quarantine_objects`.
     #[test]
     fn the_sheaves_of_an_empty_cache_are_not_read() {
         let (_d, sys, slab) = one_class_kernel("32\n");
-        for (name, objects, sheaf, quarantine) in [
-            ("kmalloc-16", "6\n", "3\n", Some("1\n")),
-            ("kmalloc-cg-16", "0\n", "bad\n", Some("bad\n")),
-            ("kmalloc-rcl-16", "1\n", "0\n", None),
-        ] {
-            let c = slab.join(name);
-            fs::create_dir_all(&c).unwrap();
-            fs::write(c.join("object_size"), "16\n").unwrap();
-            fs::write(c.join("objects"), objects).unwrap();
-            fs::write(c.join("sheaf_objects"), sheaf).unwrap();
-            if let Some(q) = quarantine {
-                fs::write(c.join("quarantine_objects"), q).unwrap();
-            }
-        }
+        cache_files(&slab, "kmalloc-16", "6\n", "3\n", Some("1\n"));
+        cache_files(&slab, "kmalloc-cg-16", "0\n", "bad\n", Some("bad\n"));
+        cache_files(&slab, "kmalloc-rcl-16", "1\n", "0\n", None);
         let c = Coverage::read(&sys, &slab).unwrap().unwrap();
         assert_eq!(
             (
@@ -498,6 +505,30 @@ mod tests {
                 .quarantine_bytes(),
             32
         );
+    }
+
+    /// On a kernel without generic KASAN no cache has `quarantine_objects`: the read tries the
+    /// file of the first cache with objects out and no other (a directory in place of the
+    /// second's would fail the read).
+    #[test]
+    fn a_kernel_without_the_quarantine_s_file_is_asked_once() {
+        let (_d, sys, slab) = one_class_kernel("32\n");
+        for name in ["kmalloc-16", "kmalloc-cg-16"] {
+            cache_files(&slab, name, "2\n", "1\n", None);
+        }
+        fs::create_dir_all(slab.join("kmalloc-cg-16/quarantine_objects")).unwrap();
+        let c = Coverage::read(&sys, &slab).unwrap().unwrap();
+        assert_eq!(
+            (
+                c.classes[0].cache_bytes,
+                c.sheaf_bytes(),
+                c.quarantine_bytes()
+            ),
+            (32, 32, 0)
+        );
+        // With the file in the first cache, the second's is read: a directory fails it.
+        fs::write(slab.join("kmalloc-16/quarantine_objects"), "0\n").unwrap();
+        assert!(Coverage::read(&sys, &slab).is_err());
     }
 
     #[test]

@@ -145,11 +145,22 @@ pub fn read_sys_cache(dir: &Path, name: &[u8]) -> Result<Option<SlabCache>> {
     }
 }
 
+/// Whether the caches of a SLUB sysfs directory have a `quarantine_objects` file: every cache
+/// has one with generic KASAN, none without. Unknown until a cache has been looked at, so that
+/// a read of many caches tries the file once on a kernel that has none.
+#[derive(Default)]
+pub struct QuarantineFiles(std::cell::Cell<Option<bool>>);
+
 /// [`read_sys_cache`] of the object size, the objects in use and the free objects of the
 /// sheaves and of KASAN's quarantine only, the figures of the kmalloc coverage
 /// ([`crate::coverage`]): four files instead of a dozen, which a Prometheus scrape of a slow
-/// machine reads for every kmalloc cache.
-pub fn read_sys_cache_objects(dir: &Path, name: &[u8]) -> Result<Option<SlabCache>> {
+/// machine reads for every kmalloc cache. `quarantine` says whether the caches have the
+/// quarantine's file, and learns it from the first cache that is read.
+pub fn read_sys_cache_objects(
+    dir: &Path,
+    name: &[u8],
+    quarantine: &QuarantineFiles,
+) -> Result<Option<SlabCache>> {
     let read = || -> Result<SlabCache> {
         let need = |f: &str| -> Result<u64> {
             read_value(dir, f)?
@@ -163,10 +174,18 @@ pub fn read_sys_cache_objects(dir: &Path, name: &[u8]) -> Result<Option<SlabCach
         let (sheaf_objs, quarantine_objs) = if active_objs == 0 {
             (0, 0)
         } else {
-            (
-                read_value(dir, "sheaf_objects")?.unwrap_or(0),
-                read_value(dir, "quarantine_objects")?.unwrap_or(0),
-            )
+            let sheaf_objs = read_value(dir, "sheaf_objects")?.unwrap_or(0);
+            let quarantine_objs = if quarantine.0.get() == Some(false) {
+                0
+            } else {
+                let q = read_value(dir, "quarantine_objects")?;
+                // A missing file says nothing of the others if the whole cache just went.
+                if q.is_some() || dir.exists() {
+                    quarantine.0.set(Some(q.is_some()));
+                }
+                q.unwrap_or(0)
+            };
+            (sheaf_objs, quarantine_objs)
         };
         Ok(SlabCache {
             name: name.to_vec(),
@@ -223,7 +242,7 @@ pub fn read_sys_dir(dir: &Path) -> Result<Vec<SlabCache>> {
 pub fn read_sys_dir_with(
     dir: &Path,
     keep: impl Fn(&[u8]) -> bool,
-    read: fn(&Path, &[u8]) -> Result<Option<SlabCache>>,
+    read: impl Fn(&Path, &[u8]) -> Result<Option<SlabCache>>,
 ) -> Result<Vec<SlabCache>> {
     let rd = fs::read_dir(dir).map_err(|e| Error::from_io(dir, e))?;
     let mut dirs = Vec::new();
