@@ -20,6 +20,12 @@ an index of their own, so the work tree stays pristine for `git am`.
 Environment: MT_ROOT, MT_KCACHE, KERNEL_PKG, KERNEL_PKG_VERSION (lib.sh);
 SIGNOFF, the "Name <email>" of From: and Signed-off-by: (default: the
 repository's git identity, else the author of its last commit).
+
+The repository's files name one identity as the maintainer of the subsystem
+(the M: line of its MAINTAINERS entry, patch 0015) and as the author of its
+modules. `write` puts SIGNOFF's identity in its place, so that a series sent
+names its sender there too; `check` keeps the files as they are, since it
+compares the series with the tree the tests built from them.
 """
 
 import fnmatch
@@ -41,10 +47,13 @@ class SeriesError(Exception):
     pass
 
 
-def run(args, cwd=None, env=None, input=None, check=True):
-    p = subprocess.run(args, cwd=cwd, env=env, input=input, capture_output=True, text=True)
+def run(args, cwd=None, env=None, input=None, check=True, binary=False):
+    p = subprocess.run(args, cwd=cwd, env=env, input=input, capture_output=True,
+                       text=not binary)
     if check and p.returncode != 0:
         err = (p.stderr.strip() or p.stdout.strip()).splitlines()
+        if binary:
+            err = [e.decode(errors="replace") for e in err]
         raise SeriesError(f"{' '.join(args[:3])}: {err[-1] if err else 'exit ' + str(p.returncode)}")
     return p
 
@@ -67,6 +76,18 @@ def identity():
     if not m:
         raise SeriesError(f"SIGNOFF must be 'Name <email>', not {who!r}")
     return m.group(1), m.group(2)
+
+
+def files_identity():
+    """The "Name <email>" the repository's files give as the subsystem's maintainer."""
+    for p in sorted(os.listdir(PATCHES)):
+        if not re.fullmatch(r"\d{4}-.+\.patch", p):
+            continue
+        with open(os.path.join(PATCHES, p)) as f:
+            m = re.search(r"(?m)^\+MALLOC TYPES\n\+M:\t(.+)$", f.read())
+        if m:
+            return m.group(1).strip()
+    raise SeriesError("no patch adds the MAINTAINERS entry MALLOC TYPES with an M: line")
 
 
 def as_who(name, email, date=None):
@@ -160,8 +181,10 @@ def read_series(files):
     return series
 
 
-def build(series, name, email):
-    """Commits the series on `pristine` in a private index; returns the last commit."""
+def build(series, name, email, sender=None):
+    """Commits the series on `pristine` in a private index; returns the last commit. With
+    `sender`, a pair (the files' identity, the one to put in its place), every patch and file
+    has the first replaced by the second."""
     date = git("log", "-1", "--format=%cI", cwd=ROOT) or "2026-01-01T00:00:00Z"
     env = as_who(name, email, date)
     with tempfile.TemporaryDirectory() as tmp:
@@ -170,14 +193,23 @@ def build(series, name, email):
         parent = git("rev-parse", "pristine^{commit}")
         for n, p, message, has_diff, adds in series:
             if has_diff:
-                r = run(["git", "-C", BASE, "apply", "--cached", "--whitespace=nowarn",
-                         os.path.join(PATCHES, p)], env=env, check=False)
+                with open(os.path.join(PATCHES, p)) as f:
+                    diff = f.read()
+                if sender:
+                    diff = diff.replace(*sender)
+                r = run(["git", "-C", BASE, "apply", "--cached", "--whitespace=nowarn", "-"],
+                        env=env, input=diff, check=False)
                 if r.returncode:
                     raise SeriesError(f"patches/{p} does not apply to the series before it: "
                                       f"{(r.stderr.strip().splitlines() or ['?'])[-1]}")
             for repo, kernel in adds:
                 src = os.path.join(ROOT, repo)
-                sha = git("hash-object", "-w", src, env=env)
+                with open(src, "rb") as f:
+                    body = f.read()
+                if sender:
+                    body = body.replace(*(s.encode() for s in sender))
+                sha = run(["git", "-C", BASE, "hash-object", "-w", "--stdin"], env=env,
+                          input=body, binary=True).stdout.decode().strip()
                 mode = "100755" if os.access(src, os.X_OK) else "100644"
                 git("update-index", "--add", "--cacheinfo", f"{mode},{sha},{kernel}", env=env)
             tree = git("write-tree", env=env)
@@ -208,12 +240,16 @@ def cover_letter(out):
         f.write(cover)
 
 
-def write(out):
+def write(out, as_sender=True):
+    """Writes the series to `out`; with `as_sender`, in the name of SIGNOFF (see above)."""
     ensure_base()
     files = overlay()
     series = read_series(files)
     name, email = identity()
-    tip = build(series, name, email)
+    sender = None
+    if as_sender and files_identity() != f"{name} <{email}>":
+        sender = (files_identity(), f"{name} <{email}>")
+    tip = build(series, name, email, sender)
     if os.path.isdir(out):
         for f in os.listdir(out):
             if f.endswith(".patch"):
@@ -270,7 +306,7 @@ def check(out, tested):
         print(f"series: {'ok' if ok else 'FAILED'}: {what}")
 
     try:
-        series, tip = write(out)
+        series, tip = write(out, as_sender=False)
     except SeriesError as e:
         result(False, f"format-patch: {e}")
         return results
