@@ -92,11 +92,11 @@ impl Write for SeqOut<'_> {
 
 /// Writes the header of `/proc/malloc_types`: the version line and the legend.
 fn write_types_header(out: &mut impl Write) -> fmt::Result {
-    write!(out, "malloc_types - version: {TYPES_VERSION}\n")?;
-    write!(
+    writeln!(out, "malloc_types - version: {TYPES_VERSION}")?;
+    writeln!(
         out,
-        "# {:>11} {:>5} {:>6} {:>8} {:>4} {:>5} {:>7} {:<12}  {}\n",
-        "Type", "InUse", "MemUse", "Requests", "Zone", "Fails", "HighUse", "Owner", "Size(s)"
+        "# {:>11} {:>5} {:>6} {:>8} {:>4} {:>5} {:>7} {:<12}  Size(s)",
+        "Type", "InUse", "MemUse", "Requests", "Zone", "Fails", "HighUse", "Owner"
     )
 }
 
@@ -158,7 +158,7 @@ fn write_type_row(out: &mut impl Write, r: &RowData<'_>) -> fmt::Result {
     let zone_sizes = malloc_type::zone_sizes();
     let mut sizes = s.size & (u64::MAX >> (64 - zone_sizes.len().clamp(1, 64)));
     if sizes == 0 {
-        return write!(out, "{owner}\n");
+        return writeln!(out, "{owner}");
     }
     write!(out, "{owner:<12}")?;
     // The classes of the set bits, lowest first: two spaces before the first, commas between.

@@ -38,9 +38,9 @@
 //!   [`Snapshot`]);
 //! - `malloc_type/trace.rs`: the `dtmalloc` tracepoints.
 //!
-//! The default types of untyped Rust allocations ([`M_RUST_KMALLOC`], [`M_RUST_VMALLOC`],
-//! [`M_RUST_KVMALLOC`]) are defined with the allocators they hook, in
-//! [`kernel::alloc::allocator`](crate::alloc::allocator).
+//! The default types of untyped Rust allocations ([`static@M_RUST_KMALLOC`],
+//! [`static@M_RUST_VMALLOC`], [`static@M_RUST_KVMALLOC`]) are defined with the allocators they
+//! hook, in [`kernel::alloc::allocator`](crate::alloc::allocator).
 //!
 //! C header: [`include/linux/malloc_type.h`](srctree/include/linux/malloc_type.h)
 //!
@@ -568,7 +568,11 @@ macro_rules! malloc_define {
                 $crate::malloc_type::SectionEntry(&raw const $name);
         };
 
-        #[doc = ::core::concat!("Allocator tag of [`", ::core::stringify!($name), "`].")]
+        #[doc = ::core::concat!(
+            "Allocator tag of [`static@",
+            ::core::stringify!($name),
+            "`]."
+        )]
         #[allow(non_camel_case_types, dead_code)]
         $vis enum $name {}
 

@@ -1024,7 +1024,7 @@ fn in_arena(p: *const u8) -> bool {
             atomic_load(ptr::addr_of_mut!((*arena).size), Relaxed),
         )
     };
-    (p as usize).wrapping_sub(start as usize) < size as usize
+    (p as usize).wrapping_sub(start) < size
 }
 
 /// Returns whether vmalloc served the block at `p`.

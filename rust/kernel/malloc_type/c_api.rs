@@ -424,8 +424,7 @@ unsafe extern "C" fn malloc_type_kvfree(p: *const c_void, mtp: *mut bindings::ma
 unsafe extern "C" fn malloc_type_allocated(mtp: *mut bindings::malloc_type, size: c_ulong) {
     // SAFETY: By the safety requirements.
     if let Some(t) = unsafe { type_of(mtp) } {
-        // CAST: `c_ulong` and `usize` have the same width on 64-bit kernels.
-        t.allocated(size as usize);
+        t.allocated(size);
     }
 }
 
@@ -446,8 +445,6 @@ unsafe extern "C" fn malloc_type_allocated(mtp: *mut bindings::malloc_type, size
 unsafe extern "C" fn malloc_type_kmalloc_charged(mtp: *mut bindings::malloc_type, size: c_ulong) {
     // SAFETY: By the safety requirements.
     if let Some(t) = unsafe { type_of(mtp) } {
-        // CAST: `c_ulong` and `usize` have the same width on 64-bit kernels.
-        let size = size as usize;
         t.account_alloc(size, zindx(size));
     }
 }
@@ -467,8 +464,6 @@ unsafe extern "C" fn malloc_type_kmalloc_charged(mtp: *mut bindings::malloc_type
 unsafe extern "C" fn malloc_type_kmalloc_uncharged(mtp: *mut bindings::malloc_type, size: c_ulong) {
     // SAFETY: By the safety requirements.
     if let Some(t) = unsafe { type_of(mtp) } {
-        // CAST: `c_ulong` and `usize` have the same width on 64-bit kernels.
-        let size = size as usize;
         t.account_free(size, zindx(size));
     }
 }
@@ -487,8 +482,7 @@ unsafe extern "C" fn malloc_type_kmalloc_uncharged(mtp: *mut bindings::malloc_ty
 unsafe extern "C" fn malloc_type_freed(mtp: *mut bindings::malloc_type, size: c_ulong) {
     // SAFETY: By the safety requirements.
     if let Some(t) = unsafe { type_of(mtp) } {
-        // CAST: As in `malloc_type_allocated`.
-        t.freed(size as usize);
+        t.freed(size);
     }
 }
 

@@ -492,15 +492,15 @@ mod tests {
             assert_eq!(c.bit, 1 << c.zindx);
         }
         let mut live = [0; TABLE];
-        for slot in 0..SLOTS {
+        for (slot, size) in live.iter_mut().enumerate().take(SLOTS) {
             // SAFETY: `slot` is below `SLOTS`.
             let s = unsafe { normal_cache(slot) };
             if s.is_null() {
                 assert_eq!(class(slot).zindx, -1);
             } else {
                 // SAFETY: `s` is a live kmalloc cache.
-                live[slot] = unsafe { bindings::kmem_cache_size(s) } as usize;
-                assert_eq!(class(slot).size, live[slot]);
+                *size = unsafe { bindings::kmem_cache_size(s) } as usize;
+                assert_eq!(class(slot).size, *size);
             }
         }
         // The classes folded in at compile time are used exactly when they are the caches'.

@@ -888,7 +888,6 @@ mod tests {
         crate::malloc_define!(M_T_OWNER, "kunit owner", "The owner of a built-in type");
         assert_eq!(M_T_OWNER.owner().to_bytes(), b"vmlinux");
         let h = M_T_OWNER.uapi_header();
-        // CAST: The bytes of a C string.
-        assert!(h.mth_owner[..8].iter().map(|&c| c as u8).eq(*b"vmlinux\0"));
+        assert!(h.mth_owner[..8].iter().copied().eq(*b"vmlinux\0"));
     }
 }
