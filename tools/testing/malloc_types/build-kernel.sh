@@ -17,11 +17,18 @@
 # The arm64 flavour is the test kernel cross-built for arm64 with 16 KiB
 # pages (test.config + arm64.config; ARCH=arm64, the same LLVM and Rust
 # toolchain: clang and rustc are cross compilers already).
-# Usage: build-kernel.sh test|prod|bench|bench-inline|bench-nomt|bench-debug|nomt|arm64
+# The test kernel is built with clippy (`make CLIPPY=1`), every Rust object
+# again each time (the kernel crate's object is removed first, and every Rust
+# object depends on it), so that its build log holds clippy's findings on
+# every Rust file; check.sh judges those on the files of the series.
+# `build-kernel.sh FLAVOUR rustdoc` then runs `make rustdoc` in its build
+# directory, the log in $MT_CACHE/logs/rustdoc-FLAVOUR.log.
+# Usage: build-kernel.sh test|prod|bench|bench-inline|bench-nomt|bench-debug|nomt|arm64 [rustdoc]
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-flavour=${1:?usage: build-kernel.sh test|prod|bench|bench-inline|bench-nomt|bench-debug|nomt|arm64}
+flavour=${1:?usage: build-kernel.sh test|prod|bench|bench-inline|bench-nomt|bench-debug|nomt|arm64 [rustdoc]}
+what=${2:-kernel}
 [ -f "$MT_DIR/configs/$flavour.config" ] || die "no configs/$flavour.config"
 tree="$MT_KCACHE/linux"
 out="$MT_KCACHE/build-$flavour"
@@ -37,6 +44,15 @@ command -v "clang-$llvm" >/dev/null || die "clang-$llvm is not installed (make r
 export LIBCLANG_PATH="/usr/lib/llvm-$llvm/lib"
 kmake=(make -C "$tree" "LLVM=-$llvm" "BINDGEN=$MT_TOOLS/bin/bindgen" -j"$(nproc)")
 [ "$(mt_arch "$flavour")" = arm64 ] && kmake+=(ARCH=arm64)
+[ "$flavour" = test ] && kmake+=(CLIPPY=1)
+
+if [ "$what" = rustdoc ]; then
+	[ -f "$out/.config" ] || die "no $flavour kernel to document: build it first"
+	mkdir -p "$MT_CACHE/logs"
+	log="$MT_CACHE/logs/rustdoc-$flavour.log"
+	"${kmake[@]}" O="$out" rustdoc >"$log" 2>&1 || die "make rustdoc failed (log: $log)"
+	exit 0
+fi
 
 frags=("$MT_DIR/configs/base.config")
 case $flavour in
@@ -85,6 +101,7 @@ fi
 
 mt_step "build $flavour kernel"
 echo "kernel: building $flavour kernel in $out" >&2
+[ "$flavour" = test ] && rm -f "$out/rust/kernel.o"
 log="$MT_CACHE/logs/build-$flavour.log"
 mkdir -p "$MT_CACHE/logs"
 # headers: the uapi headers in $out/usr/include, for the kselftest.

@@ -18,7 +18,9 @@
 #     there (what the kernel's `make rustfmtcheck` checks), cargo fmt for the
 #     tools;
 #  5. `cargo test` and a bounded fuzzing run for tools/memstat, and one of
-#     the selection files' parser (fuzz/run.sh).
+#     the selection files' parser (fuzz/run.sh);
+#  6. clippy (the test kernel is built with `make CLIPPY=1`) and `make
+#     rustdoc`: no warning may point to a file of the series.
 # A boot keeps one core busy (single-threaded TCG), and much of a kernel
 # build is one rustc or one link: so once the tree is laid, the other
 # kernels (without malloc types, arm64, kunit.py's) and the checks that need
@@ -248,6 +250,64 @@ kunit_py_check() {
 	echo "kunit.py: $p passed, $f failed"
 	add "$p" "$f"
 	[ "$f" -eq 0 ] || problem "kunit.py (log: $klog)"
+}
+
+# The kernel files of the series: those this repository lays over the tree
+# and those its patches change.
+series_files() {
+	{
+		mt_overlay | cut -f2
+		sed -n 's|^+++ b/||p' "$MT_ROOT"/patches/*.patch
+	} | sort -u
+}
+
+# rust_findings LOG FILES: the warnings and errors of rustc, clippy or rustdoc
+# in LOG that point (`-->`) to a file named in the file FILES, a line each.
+rust_findings() {
+	awk -v tree="$MT_KCACHE/linux/" -v files="$2" '
+		BEGIN { while ((getline f < files) > 0) ours[f] = 1 }
+		/^(warning|error)(\[[A-Za-z0-9_]+\])?: / { head = $0; next }
+		/^ *--> / && head != "" {
+			loc = $2
+			if (index(loc, tree) == 1) loc = substr(loc, length(tree) + 1)
+			path = loc
+			sub(/:[0-9]+:[0-9]+$/, "", path)
+			if (path in ours) print loc ": " head
+			head = ""
+		}' "$1"
+}
+
+# The checks a Rust-for-Linux maintainer runs: clippy, from the log of the
+# test kernel's build (`make CLIPPY=1`, every Rust object each time), and
+# `make rustdoc` in its build directory. No finding may point to a file of
+# the series; the kernel's own files are not judged.
+rust_lints() {
+	echo "check: clippy and rustdoc on the Rust files of the series"
+	local list="$parts/series-files" out what log
+	series_files >"$list"
+	for what in clippy rustdoc; do
+		if [ $what = clippy ]; then
+			log="$MT_CACHE/logs/build-test.log"
+		else
+			log="$MT_CACHE/logs/rustdoc-test.log"
+			if ! bash "$MT_DIR/build-kernel.sh" test rustdoc 2>&1; then
+				echo "$what: 0 passed, 1 failed"
+				add 0 1
+				problem "$what: make rustdoc failed (log: $log)"
+				continue
+			fi
+		fi
+		out=$(rust_findings "$log" "$list")
+		if [ -z "$out" ]; then
+			echo "$what: 1 passed, 0 failed"
+			add 1 0
+		else
+			echo "$what: 0 passed, 1 failed"
+			echo "$out" | sed "s/^/$what: /"
+			add 0 1
+			problem "$what: $(echo "$out" | wc -l) findings in the files of the series, first: $(echo "$out" | head -n 1) (log: $log)"
+		fi
+	done
 }
 
 # The documentation where the kernel keeps it: kernel-doc -Wall on every C
@@ -539,6 +599,7 @@ bash "$MT_DIR/prepare-tree.sh" >/dev/null || exit 1
 lane kernels nomt-build arm64-build kunit-py-build
 lane checks docs-check series-check style-check tools-check license-check selection-fuzz
 bash "$MT_DIR/build-kernel.sh" test >/dev/null || exit 1
+fg_part rust-lints
 bash "$MT_DIR/build-tools.sh" x86_64 || exit 1
 bash "$MT_DIR/mkinitramfs.sh" test >/dev/null || exit 1
 fg_part x86-boots

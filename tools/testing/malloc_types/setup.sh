@@ -61,6 +61,9 @@ if ! rustup run "$RUST_VERSION" rustc --version >/dev/null 2>&1; then
 fi
 rustup component list --toolchain "$RUST_VERSION" --installed 2>/dev/null | grep -q '^rust-src' ||
 	mt_run rustup component add rust-src --toolchain "$RUST_VERSION"
+# clippy-driver, for the test kernel's `make CLIPPY=1`.
+rustup component list --toolchain "$RUST_VERSION" --installed 2>/dev/null | grep -q '^clippy' ||
+	mt_run rustup component add clippy --toolchain "$RUST_VERSION"
 rustup target list --toolchain "$RUST_VERSION" --installed 2>/dev/null | grep -q '^x86_64-unknown-linux-musl' ||
 	mt_run rustup target add x86_64-unknown-linux-musl --toolchain "$RUST_VERSION"
 # The arm64 guest's tools (build-tools.sh arm64): rustup's musl target ships
