@@ -247,8 +247,10 @@ def write(out, as_sender=True):
     series = read_series(files)
     name, email = identity()
     sender = None
-    if as_sender and files_identity() != f"{name} <{email}>":
-        sender = (files_identity(), f"{name} <{email}>")
+    if as_sender:
+        placeholder, who = files_identity(), f"{name} <{email}>"
+        if placeholder != who:
+            sender = (placeholder, who)
     tip = build(series, name, email, sender)
     if os.path.isdir(out):
         for f in os.listdir(out):
