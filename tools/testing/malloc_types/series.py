@@ -22,7 +22,7 @@ SIGNOFF, the "Name <email>" of From: and Signed-off-by: (default: the
 repository's git identity, else the author of its last commit).
 
 The repository's files name one identity as the maintainer of the subsystem
-(the M: line of its MAINTAINERS entry, patch 0015) and as the author of its
+(the M: line of its MAINTAINERS entry, patch 0016) and as the author of its
 modules. `write` puts SIGNOFF's identity in its place, so that a series sent
 names its sender there too; `check` keeps the files as they are, since it
 compares the series with the tree the tests built from them.
