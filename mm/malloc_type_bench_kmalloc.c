@@ -15,7 +15,7 @@
 
 #include "malloc_type_bench_floor.h"
 
-MALLOC_DEFINE(M_BENCH_C, "bench c", "Benchmark: the C typed pair");
+static MALLOC_DEFINE(M_BENCH_C, "bench c", "Benchmark: the C typed pair");
 
 u64 malloc_type_bench_kmalloc(size_t size, unsigned int iters);
 u64 malloc_type_bench_krealloc(size_t size, unsigned int iters);

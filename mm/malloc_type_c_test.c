@@ -22,25 +22,25 @@
 #include "malloc_type_c_test.h"
 #include "slab.h"
 
-MALLOC_DEFINE(M_KUNIT_C, "kunit c api", "KUnit: the C API of malloc types");
+static MALLOC_DEFINE(M_KUNIT_C, "kunit c api", "KUnit: the C API of malloc types");
 /* FreeBSD's idiom for a type of one file. */
 static MALLOC_DEFINE(M_KUNIT_C_STATIC, "kunit c static", "KUnit: a static type");
-MALLOC_DEFINE(M_KUNIT_C_REALLOC, "kunit c realloc", "KUnit: krealloc_mt()");
-MALLOC_DEFINE(M_KUNIT_C_REALLOCF, "kunit c reallocf", "KUnit: kreallocf_mt()");
-MALLOC_DEFINE(M_KUNIT_C_ZFREE, "kunit c zfree", "KUnit: kfree_sensitive_mt()");
-MALLOC_DEFINE(M_KUNIT_C_KV, "kunit c kvmalloc", "KUnit: kvmalloc_mt()");
-MALLOC_DEFINE(M_KUNIT_C_OTHER, "kunit c other", "KUnit: malloc_type_allocated()");
-MALLOC_DEFINE(M_KUNIT_C_USABLE, "kunit c usable", "KUnit: malloc_usable_size()");
-MALLOC_DEFINE(M_KUNIT_C_PAGES, "kunit c pages", "KUnit: alloc_pages_mt()");
-MALLOC_DEFINE(M_KUNIT_C_FAIL, "kunit c failure", "KUnit: failures change nothing");
-MALLOC_DEFINE(M_KUNIT_C_ZONE_A, "kunit c zone a", "KUnit: zones from C");
-MALLOC_DEFINE(M_KUNIT_C_ZONE_B, "kunit c zone b", "KUnit: zones from C");
-MALLOC_DEFINE(M_KUNIT_C_ZONE_C, "kunit c zone c", "KUnit: zones from C");
-MALLOC_DEFINE(M_KUNIT_C_ZONE_D, "kunit c zone d", "KUnit: zones from C");
-MALLOC_DEFINE(M_KUNIT_C_KFREE, "kunit c kfree", "KUnit: kfree() of a typed block");
-MALLOC_DEFINE(M_KUNIT_C_PATH, "kunit c kmalloc path",
+static MALLOC_DEFINE(M_KUNIT_C_REALLOC, "kunit c realloc", "KUnit: krealloc_mt()");
+static MALLOC_DEFINE(M_KUNIT_C_REALLOCF, "kunit c reallocf", "KUnit: kreallocf_mt()");
+static MALLOC_DEFINE(M_KUNIT_C_ZFREE, "kunit c zfree", "KUnit: kfree_sensitive_mt()");
+static MALLOC_DEFINE(M_KUNIT_C_KV, "kunit c kvmalloc", "KUnit: kvmalloc_mt()");
+static MALLOC_DEFINE(M_KUNIT_C_OTHER, "kunit c other", "KUnit: malloc_type_allocated()");
+static MALLOC_DEFINE(M_KUNIT_C_USABLE, "kunit c usable", "KUnit: malloc_usable_size()");
+static MALLOC_DEFINE(M_KUNIT_C_PAGES, "kunit c pages", "KUnit: alloc_pages_mt()");
+static MALLOC_DEFINE(M_KUNIT_C_FAIL, "kunit c failure", "KUnit: failures change nothing");
+static MALLOC_DEFINE(M_KUNIT_C_ZONE_A, "kunit c zone a", "KUnit: zones from C");
+static MALLOC_DEFINE(M_KUNIT_C_ZONE_B, "kunit c zone b", "KUnit: zones from C");
+static MALLOC_DEFINE(M_KUNIT_C_ZONE_C, "kunit c zone c", "KUnit: zones from C");
+static MALLOC_DEFINE(M_KUNIT_C_ZONE_D, "kunit c zone d", "KUnit: zones from C");
+static MALLOC_DEFINE(M_KUNIT_C_KFREE, "kunit c kfree", "KUnit: kfree() of a typed block");
+static MALLOC_DEFINE(M_KUNIT_C_PATH, "kunit c kmalloc path",
 	      "KUnit: kmalloc_mt() in the kmalloc path");
-MALLOC_DEFINE(M_KUNIT_C_KFREE_OTHER, "kunit c kfree other",
+static MALLOC_DEFINE(M_KUNIT_C_KFREE_OTHER, "kunit c kfree other",
 	      "KUnit: kfree_mt() given the wrong type");
 
 /* The type's statistics, summed over the possible CPUs. */

@@ -23,7 +23,7 @@
 #include <linux/sched.h>
 #include <linux/slab.h>
 
-MALLOC_DEFINE(M_KFENCE_TEST, "kfence test", "Malloc types KFENCE test");
+static MALLOC_DEFINE(M_KFENCE_TEST, "kfence test", "Malloc types KFENCE test");
 
 static unsigned int timeout_ms = 30000;
 module_param(timeout_ms, uint, 0444);

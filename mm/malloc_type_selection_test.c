@@ -36,9 +36,9 @@
 
 #include "malloc_type_selection.h"
 
-MALLOC_DEFINE(M_KUNIT_SEL_A, "kunit sel a", "KUnit: selection files");
-MALLOC_DEFINE(M_KUNIT_SEL_B, "kunit sel b", "KUnit: selection files");
-MALLOC_DEFINE(M_KUNIT_SEL_C, "kunit sel:c", "KUnit: a ':' in a probe name");
+static MALLOC_DEFINE(M_KUNIT_SEL_A, "kunit sel a", "KUnit: selection files");
+static MALLOC_DEFINE(M_KUNIT_SEL_B, "kunit sel b", "KUnit: selection files");
+static MALLOC_DEFINE(M_KUNIT_SEL_C, "kunit sel:c", "KUnit: a ':' in a probe name");
 
 static struct dtmalloc_specs *specs(void)
 {
@@ -319,8 +319,8 @@ static void concurrent_writers(struct kunit *test)
 }
 
 #ifdef CONFIG_FAIL_MALLOC_TYPE
-MALLOC_DEFINE(M_KUNIT_INJECT, "kunit inject", "KUnit: failure injection");
-MALLOC_DEFINE(M_KUNIT_SPARED, "kunit spared", "KUnit: failure injection");
+static MALLOC_DEFINE(M_KUNIT_INJECT, "kunit inject", "KUnit: failure injection");
+static MALLOC_DEFINE(M_KUNIT_SPARED, "kunit spared", "KUnit: failure injection");
 
 /* The type's count of failures, summed over the possible CPUs. */
 static u64 failures_of(struct malloc_type *mtp)
@@ -434,8 +434,8 @@ static struct kunit_suite malloc_type_selection_suite = {
 };
 
 #ifdef CONFIG_MALLOC_TYPE_MEMGUARD
-MALLOC_DEFINE(M_KUNIT_MG, "kunit mg guarded", "KUnit: memguard guards it");
-MALLOC_DEFINE(M_KUNIT_MG_NOT, "kunit mg spared", "KUnit: memguard leaves it");
+static MALLOC_DEFINE(M_KUNIT_MG, "kunit mg guarded", "KUnit: memguard guards it");
+static MALLOC_DEFINE(M_KUNIT_MG_NOT, "kunit mg spared", "KUnit: memguard leaves it");
 
 /* The type's bytes in use, summed over the possible CPUs. */
 static s64 mt_mem_use(struct malloc_type *mtp)

@@ -15,7 +15,7 @@
 
 #include "malloc_type_internal.h"
 
-MALLOC_DEFINE(M_KUNIT_STREAM, "kunit stream", "KUnit: the stream");
+static MALLOC_DEFINE(M_KUNIT_STREAM, "kunit stream", "KUnit: the stream");
 
 /* Reads @len bytes at *@pos of @st into @buf, in reads of @chunk bytes. */
 static ssize_t stream_read(struct malloc_type_stream *st, void *buf,
