@@ -17,20 +17,12 @@
  * cannot go away under a reader; or under rcu_read_lock(), as the stream of
  * /proc/malloc_stats does (mm/malloc_type_stream.c), so as not to hold up
  * module loads and unloads.
- *
- * Zones: with malloc_types.numzones=N (default 1) on the command line, zones
- * 1..N-1 are dedicated sets of kmalloc buckets (kmem_buckets_create()) and
- * each type is placed in zone hash(name) % N; zone 0 is the shared kmalloc
- * caches.
  */
 
 #define pr_fmt(fmt) "malloc_types: " fmt
 
 #include <linux/cpumask.h>
 #include <linux/init.h>
-#include <linux/jhash.h>
-#include <linux/kasan.h>
-#include <linux/kfence.h>
 #include <linux/malloc_type.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
@@ -41,20 +33,13 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/string_helpers.h>
-#include <linux/vmalloc.h>
-#include <linux/vmcore_info.h>
 
 #include "malloc_type_internal.h"
-#include "slab.h"
 
 #ifdef MODULE_PARAM_PREFIX
 #undef MODULE_PARAM_PREFIX
 #endif
 #define MODULE_PARAM_PREFIX "malloc_types."
-
-static unsigned int numzones = 1;
-module_param(numzones, uint, 0444);
-MODULE_PARM_DESC(numzones, "Number of zones (sets of kmalloc buckets) types are spread over");
 
 struct malloc_type_default_switch malloc_type_default_types = {
 	.off = STATIC_KEY_FALSE_INIT,
@@ -94,9 +79,6 @@ module_param_cb(default_types, &default_types_ops, &default_types, 0444);
 MODULE_PARM_DESC(default_types,
 		 "Charge untyped kmalloc and Rust allocations to the default types (1, default) or not (0)");
 
-/* Zone i > 0 allocates from malloc_type_buckets[i]; [0] is unused. */
-static kmem_buckets *malloc_type_buckets[MALLOC_TYPE_MAX_ZONES];
-
 /* Serializes registration, unregistration and the walks that hold it. */
 DEFINE_MUTEX(malloc_type_mutex);
 LIST_HEAD(malloc_type_list);
@@ -108,33 +90,6 @@ extern struct malloc_type *__start___malloc_types_ptrs[];
 extern struct malloc_type *__stop___malloc_types_ptrs[];
 
 /**
- * malloc_type_zone_for_name() - the zone a type of this name is placed in
- * @name: the type's short description.
- * @nzones: the number of zones.
- *
- * Return: jhash(name) % @nzones, or 0 when @nzones is 0 or 1.
- */
-unsigned int malloc_type_zone_for_name(const char *name, unsigned int nzones)
-{
-	if (nzones <= 1)
-		return 0;
-	return jhash(name, strlen(name), 0) % nzones;
-}
-EXPORT_SYMBOL_GPL(malloc_type_zone_for_name);
-
-/**
- * malloc_type_numzones() - the number of zones in use
- *
- * Return: 1 unless malloc_types.numzones= asked for more and their buckets
- * could be created.
- */
-unsigned int malloc_type_numzones(void)
-{
-	return READ_ONCE(numzones);
-}
-EXPORT_SYMBOL_GPL(malloc_type_numzones);
-
-/**
  * malloc_type_count() - the number of registered types
  *
  * Return: the number of types now in the registry.
@@ -144,208 +99,6 @@ unsigned int malloc_type_count(void)
 	return READ_ONCE(malloc_type_nr);
 }
 EXPORT_SYMBOL_GPL(malloc_type_count);
-
-/**
- * malloc_type_zone_alloc() - allocate from the buckets of a type's zone
- * @mtp: the type.
- * @size: bytes wanted.
- * @flags: GFP flags.
- * @node: the NUMA node, or NUMA_NO_NODE.
- *
- * A set of buckets has caches of the normal kind only: flags that ask for
- * memory of another kind (__GFP_DMA, __GFP_RECLAIMABLE) are served by the
- * shared kmalloc caches of that kind, as kmalloc_node() serves them.
- * __GFP_ACCOUNT stays in the zone: the buckets charge the memory cgroup as
- * the kmalloc-cg caches do (msg_msg's buckets are used so). The node is
- * honoured either way.
- *
- * No accounting is done here; the Rust side accounts after success.
- *
- * Return: the memory (free it with kfree()), or NULL.
- */
-void *malloc_type_zone_alloc(const struct malloc_type *mtp, size_t size,
-			     gfp_t flags, int node)
-{
-	u32 zone = READ_ONCE(mtp->ks_mti.mti_zone);
-	/* Unused without CONFIG_SLAB_BUCKETS, where the allocation ignores it. */
-	kmem_buckets *b __maybe_unused = NULL;
-	/*
-	 * One kmalloc token for both allocations below: one partition,
-	 * whichever tag the caller keeps. Unused without partitions.
-	 */
-	kmalloc_token_t token __maybe_unused = __kmalloc_token(size);
-
-	if (zone > 0 && zone < MALLOC_TYPE_MAX_ZONES &&
-	    !(flags & (__GFP_DMA | __GFP_RECLAIMABLE)))
-		b = malloc_type_buckets[zone];
-#ifdef CONFIG_MEM_ALLOC_PROFILING
-	/*
-	 * A C caller comes through kmalloc_mt() and friends, whose
-	 * alloc_hooks_typed() made the allocation tag of its call site
-	 * current: keep it, so that /proc/allocinfo names that call site.
-	 */
-	if (current->alloc_tag)
-		return __kmalloc_node_track_caller_noprof(PASS_KMALLOC_PARAMS(size, b, token),
-							  flags, node, _RET_IP_);
-#endif
-	/* The caller charges the block to @mtp: no default type. */
-	return alloc_hooks_typed(__kmalloc_node_track_caller_noprof(PASS_KMALLOC_PARAMS(size, b,
-			token), flags, node, _RET_IP_));
-}
-EXPORT_SYMBOL_GPL(malloc_type_zone_alloc);
-
-/**
- * malloc_type_block_size() - the size a typed block is accounted at
- * @p: a block of the typed allocation API: kmalloc memory (the shared caches,
- *	a zone's buckets, or a large kmalloc), or vmalloc memory of the kvmalloc
- *	functions; or NULL or ZERO_SIZE_PTR.
- *
- * What the block consumes, found from the block itself, so that a free needs
- * no size (as FreeBSD's free(9) takes none): the object size of the slab
- * cache that holds it (the kmalloc size class, also for a KFENCE object,
- * whose slab is its cache's), the pages of a large kmalloc block, or the
- * requested size of a vmalloc area rounded up to whole pages; for a block
- * memguard guards, what it recorded as charged. These are the
- * sizes the allocation was charged: the accounting rounds a request up to its
- * size class or pages the same way.
- *
- * Any context.
- *
- * Return: the size in bytes; 0 for NULL and ZERO_SIZE_PTR, and for a pointer
- * that is none of these blocks (with a warning).
- */
-size_t malloc_type_block_size(const void *p)
-{
-	struct page *page;
-	struct slab *slab;
-
-	if (unlikely(ZERO_OR_NULL_PTR(p)))
-		return 0;
-	if (unlikely(is_vmalloc_addr(p))) {
-		struct vm_struct *vm;
-#ifdef CONFIG_MALLOC_TYPE_MEMGUARD
-		size_t charged;
-
-		if (malloc_type_memguard_block(p, &charged))
-			return charged;
-#endif
-		vm = find_vm_area(p);
-
-		if (WARN_ON_ONCE(!vm))
-			return 0;
-		return PAGE_ALIGN(vm->requested_size);
-	}
-	page = virt_to_page(p);
-	if (PageLargeKmalloc(page))
-		return large_kmalloc_size(page);
-	slab = page_slab(page);
-	if (WARN_ON_ONCE(!slab))
-		return 0;
-	return slab->slab_cache->object_size;
-}
-EXPORT_SYMBOL_GPL(malloc_type_block_size);
-
-/**
- * malloc_usable_size() - the bytes of a typed block its owner may use
- * @p: a block of the typed allocation API (as for malloc_type_block_size()),
- *	or NULL or ZERO_SIZE_PTR.
- *
- * FreeBSD's malloc_usable_size(9), with the semantics of ksize(): the size
- * the block was charged to its type (malloc_type_block_size(): its size
- * class, pages, or vmalloc pages), except for a KFENCE object, of which only
- * the requested size is usable (its guard page may start right after), and
- * for a block memguard guards (CONFIG_MALLOC_TYPE_MEMGUARD), likewise. So
- * the usable size never exceeds the charge, and equals it but for these.
- *
- * Like ksize() it only reports: past the size the block was requested with,
- * KASAN keeps the bytes poisoned and the compiler's __alloc_size() bounds
- * stay, so a caller that wants them resizes the block to this size first.
- * For a kmalloc block krealloc_mt() to the usable size keeps the block and
- * what its type is charged (the same size class); for a kvmalloc block the
- * same holds of a resize within its pages.
- *
- * Context: any context.
- *
- * Return: the usable size in bytes; 0 for NULL and ZERO_SIZE_PTR, and for a
- * block KASAN finds freed or invalid (which it reports).
- */
-size_t malloc_usable_size(const void *p)
-{
-	size_t size __maybe_unused;
-
-	if (unlikely(ZERO_OR_NULL_PTR(p)) || !kasan_check_byte(p))
-		return 0;
-	if (is_kfence_address(p))
-		return kfence_ksize(p);
-#ifdef CONFIG_MALLOC_TYPE_MEMGUARD
-	/* A guarded block ends where its guard page starts. */
-	size = malloc_type_memguard_block(p, NULL);
-	if (size)
-		return size;
-#endif
-	return malloc_type_block_size(p);
-}
-EXPORT_SYMBOL_GPL(malloc_usable_size);
-
-/**
- * malloc_type_block_copy() - copy the start of a kmalloc block, slack included
- * @to: the destination, valid for @len bytes.
- * @from: a kmalloc block of at least @len bytes of size class (see
- *	malloc_type_block_size()).
- * @len: bytes to copy.
- *
- * A resize that knows only the size class of the old block copies up to that
- * size, past the size it was requested with, which KASAN poisons: copy with
- * KASAN checks off, as krealloc() does. A KFENCE object, or a block memguard
- * guards, may end where its guard page starts: at most its requested size
- * is copied from it.
- *
- * Any context.
- */
-void malloc_type_block_copy(void *to, const void *from, size_t len)
-{
-	if (is_kfence_address(from))
-		len = min(len, kfence_ksize(from));
-#ifdef CONFIG_MALLOC_TYPE_MEMGUARD
-	/* A guarded block ends where its guard page starts. */
-	len = min(len, malloc_type_memguard_block(from, NULL) ?: len);
-#endif
-	kasan_disable_current();
-	memcpy(to, kasan_reset_tag(from), len);
-	kasan_enable_current();
-}
-EXPORT_SYMBOL_GPL(malloc_type_block_copy);
-
-#if IS_ENABLED(CONFIG_RUST_MALLOC_TYPE_KUNIT_TEST) || \
-	IS_ENABLED(CONFIG_MALLOC_TYPES_C_KUNIT_TEST)
-/**
- * malloc_type_test_cache_of() - the slab cache of a kmalloc block, for KUnit
- * @p: a kmalloc block.
- * @name: set to the name of the cache that holds @p.
- * @usersize: set to its usercopy window in bytes (0 without
- *	CONFIG_HARDENED_USERCOPY).
- *
- * For the KUnit tests of the zones (rust/kernel/malloc_type/alloc.rs,
- * mm/malloc_type_c_test.c).
- *
- * Return: false when @p is not in a slab (a large kmalloc block).
- */
-bool malloc_type_test_cache_of(const void *p, const char **name,
-			       unsigned int *usersize)
-{
-	struct slab *slab = virt_to_slab(p);
-
-	if (!slab)
-		return false;
-	*name = slab->slab_cache->name;
-#ifdef CONFIG_HARDENED_USERCOPY
-	*usersize = slab->slab_cache->usersize;
-#else
-	*usersize = 0;
-#endif
-	return true;
-}
-#endif
 
 /**
  * malloc_type_probe_name() - turn a type's name into its probe name
@@ -497,7 +250,8 @@ static int __malloc_type_register(struct malloc_type *mtp, const char *owner,
 	memset(mti->mti_probes, 0, sizeof(mti->mti_probes));
 	WRITE_ONCE(mti->mti_events, 0);
 	WRITE_ONCE(mti->mti_zone,
-		   malloc_type_zone_for_name(mtp->ks_shortdesc, numzones));
+		   malloc_type_zone_for_name(mtp->ks_shortdesc,
+					     malloc_type_numzones()));
 	/* Read locklessly (READ_ONCE() in C, atomic loads in Rust). */
 	WRITE_ONCE(mti->mti_flags, flags);
 	/* The module's name lives as long as its types are registered. */
@@ -713,115 +467,6 @@ static void malloc_type_sweep(void)
 }
 #endif /* CONFIG_MODULES */
 
-#ifdef CONFIG_VMCORE_INFO
-/*
- * The malloc types' part of the vmcoreinfo: the same KEY=VALUE lines, kept
- * in kernel memory, which the note points to. The note is one page that
- * every subsystem and architecture shares (a full one is truncated with a
- * warning): the registry's description, about 1100 bytes, would take a
- * quarter of it on x86_64, so it adds two lines only.
- */
-static char malloc_type_vmcoreinfo[2048] __ro_after_init;
-static size_t malloc_type_vmcoreinfo_len __initdata;
-
-static __printf(1, 2) void __init mt_vmcoreinfo(const char *fmt, ...)
-{
-	size_t room = sizeof(malloc_type_vmcoreinfo) - malloc_type_vmcoreinfo_len;
-	va_list args;
-
-	va_start(args, fmt);
-	malloc_type_vmcoreinfo_len +=
-		vscnprintf(malloc_type_vmcoreinfo + malloc_type_vmcoreinfo_len,
-			   room, fmt, args);
-	va_end(args);
-}
-
-#define MT_VMCOREINFO_OFFSET(name, field)				\
-	mt_vmcoreinfo("OFFSET(%s.%s)=%zu\n", #name, #field,		\
-		      offsetof(struct name, field))
-
-/**
- * malloc_type_vmcoreinfo_setup() - describe the registry in the vmcoreinfo
- *
- * Writes what a reader of a crash dump or of /proc/kcore needs to list the
- * malloc types without the kernel's debugging information, as makedumpfile
- * and crash find the page structures: the registry's list head, the layout
- * of struct malloc_type and of its per-CPU counters (struct
- * malloc_type_counters: its size and the offset of each field, so that the
- * record may change), where the per-CPU offsets and the possible CPUs are,
- * the number of CPU ids, the peak bit of mti_events, the number of zones
- * and the kmalloc size classes a zindx names (bytes, by zindx). Two
- * versions: the stream's, for the meaning of the fields a reader rebuilds
- * the stream with, and MALLOC_TYPE_VMCOREINFO_VERSION, the description's
- * own, bumped when a reader of the previous one would misread a dump (a
- * new counter that a reader must know, say); without it, a dump is of the
- * kernels whose per-CPU record was the stream's struct malloc_type_stats
- * (SIZE(malloc_type_stats)). The lines go to
- * malloc_type_vmcoreinfo[], and the note gets its address and length
- * (SYMBOL(malloc_type_vmcoreinfo), LENGTH(malloc_type_vmcoreinfo)). The
- * reader is memstat -M (tools/memstat, libmemstat's kvm side).
- *
- * Context: called once by crash_save_vmcoreinfo_init() (a subsys initcall),
- * after malloc_type_init(), before the note is finished.
- */
-void __init malloc_type_vmcoreinfo_setup(void)
-{
-	unsigned int zindx;
-	size_t size;
-
-	mt_vmcoreinfo("NUMBER(MALLOC_TYPE_STREAM_VERSION)=%d\n",
-		      MALLOC_TYPE_STREAM_VERSION);
-	mt_vmcoreinfo("SYMBOL(malloc_type_list)=%lx\n",
-		      (unsigned long)&malloc_type_list);
-	mt_vmcoreinfo("SIZE(malloc_type)=%zu\n", sizeof(struct malloc_type));
-	MT_VMCOREINFO_OFFSET(malloc_type, ks_shortdesc);
-	MT_VMCOREINFO_OFFSET(malloc_type, ks_mti);
-	MT_VMCOREINFO_OFFSET(malloc_type_internal, mti_zone);
-	MT_VMCOREINFO_OFFSET(malloc_type_internal, mti_flags);
-	MT_VMCOREINFO_OFFSET(malloc_type_internal, mti_stats);
-	MT_VMCOREINFO_OFFSET(malloc_type_internal, mti_id);
-	MT_VMCOREINFO_OFFSET(malloc_type_internal, mti_list);
-	MT_VMCOREINFO_OFFSET(malloc_type_internal, mti_events);
-	MT_VMCOREINFO_OFFSET(malloc_type_internal, mti_owner);
-	MT_VMCOREINFO_OFFSET(malloc_type_internal, mti_peak);
-	mt_vmcoreinfo("NUMBER(MALLOC_TYPE_VMCOREINFO_VERSION)=%d\n",
-		      MALLOC_TYPE_VMCOREINFO_VERSION);
-	mt_vmcoreinfo("SIZE(malloc_type_counters)=%zu\n",
-		      sizeof(struct malloc_type_counters));
-	MT_VMCOREINFO_OFFSET(malloc_type_counters, mts_memalloced);
-	MT_VMCOREINFO_OFFSET(malloc_type_counters, mts_memfreed);
-	MT_VMCOREINFO_OFFSET(malloc_type_counters, mts_numallocs);
-	MT_VMCOREINFO_OFFSET(malloc_type_counters, mts_numfrees);
-	MT_VMCOREINFO_OFFSET(malloc_type_counters, mts_size);
-	MT_VMCOREINFO_OFFSET(malloc_type_counters, mts_numfailures);
-	mt_vmcoreinfo("NUMBER(MALLOC_TYPE_EV_PEAK)=%d\n", MALLOC_TYPE_EV_PEAK);
-#ifdef CONFIG_SMP
-	mt_vmcoreinfo("SYMBOL(__per_cpu_offset)=%lx\n",
-		      (unsigned long)__per_cpu_offset);
-#endif
-	mt_vmcoreinfo("SYMBOL(__cpu_possible_mask)=%lx\n",
-		      (unsigned long)&__cpu_possible_mask);
-	mt_vmcoreinfo("NUMBER(MALLOC_TYPE_NR_CPU_IDS)=%u\n", nr_cpu_ids);
-	mt_vmcoreinfo("NUMBER(MALLOC_TYPE_NUMZONES)=%u\n", numzones);
-	mt_vmcoreinfo("MALLOC_TYPE_ZONE_SIZES=");
-	for (zindx = 0; zindx < MALLOC_TYPE_ZONE_COUNT_MAX; zindx++) {
-		size = malloc_type_zone_size(zindx);
-		if (!size)
-			break;
-		mt_vmcoreinfo("%s%zu", zindx ? "," : "", size);
-	}
-	mt_vmcoreinfo("\n");
-	/* vscnprintf() stops one short of a full buffer: the text is cut. */
-	if (malloc_type_vmcoreinfo_len >= sizeof(malloc_type_vmcoreinfo) - 1) {
-		pr_warn("vmcoreinfo: the description does not fit in %zu bytes\n",
-			sizeof(malloc_type_vmcoreinfo));
-		return;
-	}
-	VMCOREINFO_SYMBOL_ARRAY(malloc_type_vmcoreinfo);
-	VMCOREINFO_LENGTH(malloc_type_vmcoreinfo, malloc_type_vmcoreinfo_len);
-}
-#endif /* CONFIG_VMCORE_INFO */
-
 #ifdef CONFIG_MODULES
 /* The @i-th type of module @mod: its own, then @def, its default type. */
 static struct malloc_type *malloc_type_of_module(struct module *mod,
@@ -947,45 +592,6 @@ static struct notifier_block malloc_type_module_nb = {
 };
 #endif /* CONFIG_MODULES */
 
-static void __init malloc_type_init_zones(void)
-{
-	unsigned int i;
-
-	if (numzones < 1)
-		numzones = 1;
-	if (numzones > MALLOC_TYPE_MAX_ZONES) {
-		pr_warn("numzones=%u is too large, using %u\n", numzones,
-			MALLOC_TYPE_MAX_ZONES);
-		numzones = MALLOC_TYPE_MAX_ZONES;
-	}
-	if (numzones > 1 && !IS_ENABLED(CONFIG_SLAB_BUCKETS)) {
-		pr_warn("numzones=%u needs CONFIG_SLAB_BUCKETS, using 1\n",
-			numzones);
-		numzones = 1;
-	}
-	for (i = 1; i < numzones; i++) {
-		char name[24];
-
-		snprintf(name, sizeof(name), "malloc-zone%u", i);
-		/*
-		 * The whole of every object may be copied to and from user
-		 * space (a usersize of INT_MAX is clamped to each bucket's
-		 * size), as with the shared kmalloc caches: typed memory
-		 * holds what user space sends, and a window of 0 would make
-		 * every copy_{to,from}_user() of it a usercopy BUG under
-		 * CONFIG_HARDENED_USERCOPY.
-		 */
-		malloc_type_buckets[i] = kmem_buckets_create(name, 0, 0,
-							     INT_MAX, NULL);
-		if (!malloc_type_buckets[i]) {
-			pr_warn("cannot create zone %u, using %u zones\n", i,
-				i);
-			numzones = i;
-			break;
-		}
-	}
-}
-
 /**
  * malloc_type_init() - set up the registry and register vmlinux's types
  *
@@ -1010,7 +616,7 @@ void __init malloc_type_init(void)
 		pr_info("kmalloc size classes differ from the built-in ones: looked up at run time\n");
 	}
 	malloc_type_kmalloc_bits_init();
-	malloc_type_init_zones();
+	malloc_type_zones_init();
 
 	mutex_lock(&malloc_type_mutex);
 	for (p = __start___malloc_types_ptrs; p < __stop___malloc_types_ptrs;
@@ -1028,7 +634,8 @@ void __init malloc_type_init(void)
 	}
 	mutex_unlock(&malloc_type_mutex);
 	malloc_type_default_init();
-	pr_info("%u types, %u zones\n", malloc_type_count(), numzones);
+	pr_info("%u types, %u zones\n", malloc_type_count(),
+		malloc_type_numzones());
 }
 
 #ifdef CONFIG_MODULES

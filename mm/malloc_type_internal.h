@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Malloc types: the registry's state that other files of mm/ read
- * (mm/malloc_type.c). Internal to mm/.
+ * Malloc types: what the files of mm/ share of the registry (mm/malloc_type.c)
+ * and of the parts it calls. Internal to mm/.
  */
 #ifndef _MM_MALLOC_TYPE_INTERNAL_H
 #define _MM_MALLOC_TYPE_INTERNAL_H
 
+#include <linux/init.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 
@@ -28,6 +29,37 @@ extern struct list_head malloc_type_list;
 extern unsigned long malloc_type_unregistered;
 
 struct malloc_type;
+
+#ifdef CONFIG_MALLOC_TYPES
+/*
+ * Sets up the registry and registers vmlinux's types, once the slab,
+ * per-CPU and vmalloc allocators are up (called by mm_core_init()).
+ */
+void __init malloc_type_init(void);
+#else
+static inline void malloc_type_init(void)
+{
+}
+#endif
+
+/* Creates the buckets of the zones (mm/malloc_type_kmalloc.c). */
+void __init malloc_type_zones_init(void);
+
+/*
+ * Sets the mts_size bit and zindx of each kmalloc slot
+ * (malloc_type_kmalloc_bits[], mm/malloc_type_slab.c).
+ */
+void __init malloc_type_kmalloc_bits_init(void);
+
+/* Sets a type's mti_probes[] from the selection (mm/malloc_type_probes.c). */
+int malloc_type_probes_apply(struct malloc_type *mtp);
+
+/*
+ * Peak tracking (mm/malloc_type_peak.c) at registration and
+ * unregistration, registry mutex held.
+ */
+void malloc_type_peak_register(struct malloc_type *mtp);
+void malloc_type_peak_unregister(struct malloc_type *mtp);
 
 #ifdef CONFIG_FAIL_MALLOC_TYPE
 /*

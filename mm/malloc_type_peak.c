@@ -53,6 +53,7 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 
+#include "malloc_type_internal.h"
 #include "malloc_type_selection.h"
 
 /* Tested by the accounting, which typed code in modules instantiates. */

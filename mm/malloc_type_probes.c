@@ -54,6 +54,7 @@
 #include <linux/string.h>
 #include <linux/tracefs.h>
 
+#include "malloc_type_internal.h"
 #include "malloc_type_selection.h"
 
 /* Tested by the accounting, which typed code in modules instantiates. */

@@ -29,6 +29,7 @@
 #include <linux/slab.h>
 #include <linux/sysctl.h>
 
+#include "malloc_type_internal.h"
 #include "slab.h"
 
 /*

@@ -303,7 +303,6 @@ struct kmem_cache;
 void malloc_type_kmalloc_charge(struct kmem_cache *s, void *object,
 				struct malloc_type *mtp, gfp_t flags,
 				bool explicit);
-void malloc_type_kmalloc_bits_init(void);
 /*
  * The mts_size bit of each kmalloc size class, by the slot of
  * kmalloc_caches[][] that kmalloc_slab() picks for a request of the class's
@@ -435,9 +434,6 @@ void dtmalloc_free_unreg(void);
 /* Peak tracking (mm/malloc_type_peak.c), called by the accounting. */
 void malloc_type_peak_alloc(struct malloc_type *mtp, unsigned long size);
 void malloc_type_peak_free(struct malloc_type *mtp, unsigned long size);
-/* At registration and unregistration, registry mutex held. */
-void malloc_type_peak_register(struct malloc_type *mtp);
-void malloc_type_peak_unregister(struct malloc_type *mtp);
 /* Starts (or resets) and stops tracking a registered type's peak. */
 void malloc_type_peak_track(struct malloc_type *mtp, bool on);
 #ifdef CONFIG_FAIL_MALLOC_TYPE
@@ -503,8 +499,6 @@ struct malloc_type_classes_switch {
 };
 
 extern struct malloc_type_classes_switch malloc_type_classes;
-/* Sets a type's mti_probes[] from the selection (mm/malloc_type_probes.c). */
-int malloc_type_probes_apply(struct malloc_type *mtp);
 size_t malloc_type_block_size(const void *p);
 size_t malloc_usable_size(const void *p);
 void malloc_type_block_copy(void *to, const void *from, size_t len);
@@ -526,11 +520,6 @@ size_t malloc_type_zone_size(u32 zindx);
  * dumps and /proc/kcore (called by crash_save_vmcoreinfo_init()).
  */
 void malloc_type_vmcoreinfo_setup(void);
-/*
- * Sets up the registry and registers vmlinux's types, once the slab,
- * per-CPU and vmalloc allocators are up (called by mm_core_init()).
- */
-void malloc_type_init(void);
 /*
  * Charges one kmalloc block of @size bytes (its cache's object size, or the
  * pages of a large kmalloc) to @mtp, with its size class: the charge of a
@@ -1073,10 +1062,6 @@ static inline void kvfree_mt(const void *p, struct malloc_type *type)
 #else /* !CONFIG_MALLOC_TYPES */
 
 static inline void malloc_type_vmcoreinfo_setup(void)
-{
-}
-
-static inline void malloc_type_init(void)
 {
 }
 

@@ -10,7 +10,7 @@
 //!   `struct malloc_type` (`OFFSET(malloc_type_internal.mti_stats)` and so
 //!   on) and of the per-CPU record `mti_stats` points to, and the stream
 //!   version they follow (`NUMBER(MALLOC_TYPE_STREAM_VERSION)`), which
-//!   `malloc_type_vmcoreinfo_setup()` (`mm/malloc_type.c`) writes in the
+//!   `malloc_type_vmcoreinfo_setup()` (`mm/malloc_type_vmcore.c`) writes in the
 //!   same `KEY=VALUE` lines to kernel memory, at the address and of the
 //!   length the note gives (`SYMBOL(malloc_type_vmcoreinfo)`,
 //!   `LENGTH(malloc_type_vmcoreinfo)`): the note, one page shared by the
