@@ -98,6 +98,33 @@ mt_overlay() {
 	done <<<"$files"
 }
 
+# Patch file $1 without its sections on the kernel paths of stdin (one a line):
+# the diff of the kernel's own files, for a tree where the repository's files
+# are laid over as they are at the end of the series (prepare-tree.sh). A
+# "--- " line is a section's only if a "+++ " line follows it.
+mt_kernel_diff() {
+	awk 'FILENAME == "-" { drop[$0] = 1; next }
+	function keep(hdr, nxt, f) {
+		if (nxt !~ /^\+\+\+ /)
+			return out
+		f = nxt
+		sub(/^\+\+\+ [^\/]*\//, "", f)
+		sub(/[ \t].*$/, "", f)
+		return !(f in drop)
+	}
+	/^--- / {
+		hdr = $0
+		if ((getline nxt) <= 0) {
+			if (out) print hdr
+			next
+		}
+		out = keep(hdr, nxt)
+		if (out) { print hdr; print nxt }
+		next
+	}
+	out { print }' - out=1 "$1"
+}
+
 # The architecture of kernel flavour $1 (x86_64 or arm64), and the path of its
 # boot image relative to its build directory.
 mt_arch() { case $1 in arm64*) echo arm64 ;; *) echo x86_64 ;; esac; }

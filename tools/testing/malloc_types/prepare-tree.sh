@@ -2,7 +2,9 @@
 # Lays this repository over Debian's kernel source:
 #  1. the pristine tree is unpacked once from the verified package;
 #  2. patches/*.patch are applied in order (only from the first one that
-#     changed: earlier ones, and the files they touch, are left alone);
+#     changed: earlier ones, and the files they touch, are left alone), but
+#     for their changes to files of this repository, which step 3 lays over
+#     as they are at the end of the series;
 #  3. files of this repository at kernel paths are copied in where their
 #     content differs, so unchanged files keep their mtimes and a rebuild
 #     after a one-file change rebuilds only what depends on it. Files that
@@ -32,6 +34,11 @@ unpack() {
 
 # --- patches -------------------------------------------------------------
 mt_step "apply patches"
+# The kernel paths of this repository's files, which the overlay writes.
+ours=$(mt_overlay | cut -f2)
+kernel_diff() { mt_kernel_diff "$1" <<<"$ours"; }
+# Whether patch $1 changes files of the kernel's own (read to the end, for pipefail).
+has_diff() { kernel_diff "$1" | awk '/^\+\+\+ / { f = 1 } END { exit !f }'; }
 mapfile -t want < <(cd "$MT_ROOT" && ls patches/*.patch 2>/dev/null | sort)
 mapfile -t have < <(cd "$state" && ls patches/*.patch 2>/dev/null | sort)
 # The first position at which the applied series and the wanted one differ.
@@ -56,8 +63,9 @@ done | sort -u | while IFS= read -r f; do
 done
 for ((i = ${#have[@]} - 1; i >= keep; i--)); do
 	echo "tree: reverting ${have[$i]}" >&2
-	if grep -q '^+++ ' "$state/${have[$i]}" &&
-		! patch -d "$tree" -p1 -R -s --no-backup-if-mismatch <"$state/${have[$i]}" >/dev/null; then
+	if has_diff "$state/${have[$i]}" &&
+		! kernel_diff "$state/${have[$i]}" |
+		patch -d "$tree" -p1 -R -s --no-backup-if-mismatch >/dev/null; then
 		echo "tree: could not revert ${have[$i]}; unpacking afresh" >&2
 		unpack
 		exec "$0" "$@"
@@ -66,9 +74,10 @@ for ((i = ${#have[@]} - 1; i >= keep; i--)); do
 done
 for ((i = keep; i < ${#want[@]}; i++)); do
 	echo "tree: applying ${want[$i]}" >&2
-	# A patch that only adds files of this repository has no diff.
-	grep -q '^+++ ' "$MT_ROOT/${want[$i]}" &&
-		{ out=$(patch -d "$tree" -p1 -N -s --no-backup-if-mismatch <"$MT_ROOT/${want[$i]}" 2>&1) ||
+	# A patch that only adds or changes files of this repository has no diff here.
+	has_diff "$MT_ROOT/${want[$i]}" &&
+		{ out=$(kernel_diff "$MT_ROOT/${want[$i]}" |
+			patch -d "$tree" -p1 -N -s --no-backup-if-mismatch 2>&1) ||
 			die "${want[$i]} does not apply: $(echo "$out" | tail -n 1)"; }
 	cp "$MT_ROOT/${want[$i]}" "$state/${want[$i]}"
 done

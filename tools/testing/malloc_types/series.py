@@ -12,7 +12,11 @@
 The series is made from patches/ and the files this repository lays over the
 kernel (lib.sh's mt_overlay): patch NNNN of the series is patches/NNNN-*.patch
 (its text before the diff is the commit message, its diff the changes to the
-kernel's own files) plus the new files patches/series gives to NNNN. The
+kernel's files) plus the new files patches/series gives to NNNN. A file of the
+repository may grow over several patches: the patch that adds it adds it as
+it is before the later patches' diffs of it, which are taken back from the
+repository's version (the final one, which prepare-tree.sh lays over the tree
+the tests build). The
 commits are built in a git repository of the pristine source
 ($MT_KCACHE/series/linux, made once from Debian's linux-source package), in
 an index of their own, so the work tree stays pristine for `git am`.
@@ -181,12 +185,66 @@ def read_series(files):
     return series
 
 
+def diff_sections(text):
+    """[(kernel path, text)] of the file sections of a patch's diff, in order."""
+    m = re.search(r"(?m)^--- \S+.*\n\+\+\+ ", text)
+    if not m:
+        return []
+    parts = re.split(r"(?m)^(?=--- \S+.*\n\+\+\+ )", text[m.start():])
+    out = []
+    for part in parts:
+        h = re.match(r"--- (\S+).*\n\+\+\+ (\S+)", part)
+        if h:
+            path = h.group(2) if h.group(2) != "/dev/null" else h.group(1)
+            out.append((path.split("/", 1)[1] if "/" in path else path, part))
+    return out
+
+
+def first_versions(series):
+    """{kernel path: bytes} of the repository's files that later patches change, as the
+    patches that add them add them: the repository's versions with the later patches'
+    changes to them taken back, last patch first."""
+    added = {kernel: (i, repo) for i, (_, _, _, _, adds) in enumerate(series)
+             for repo, kernel in adds}
+    changes = {}
+    for i, (_, p, _, has_diff, _) in enumerate(series):
+        if not has_diff:
+            continue
+        with open(os.path.join(PATCHES, p)) as f:
+            for path, section in diff_sections(f.read()):
+                if path not in added:
+                    continue
+                j, repo = added[path]
+                if i <= j:
+                    raise SeriesError(f"patches/{p} changes {repo}, which patches/series has "
+                                      f"{series[j][0]} add")
+                changes.setdefault(path, []).append((p, section))
+    versions = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for path, sections in changes.items():
+            repo = added[path][1]
+            dst = os.path.join(tmp, path)
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            shutil.copyfile(os.path.join(ROOT, repo), dst)
+            for p, section in reversed(sections):
+                r = run(["patch", "-d", tmp, "-p1", "-R", "-F0", "-s", "-f",
+                         "--no-backup-if-mismatch", "-r", "-"], input=section, check=False)
+                if r.returncode:
+                    why = (r.stdout.strip() or r.stderr.strip() or "?").splitlines()[-1]
+                    raise SeriesError(f"patches/{p}: its changes to {repo} are not in the "
+                                      f"repository's version ({why})")
+            with open(dst, "rb") as f:
+                versions[path] = f.read()
+    return versions
+
+
 def build(series, name, email, sender=None):
     """Commits the series on `pristine` in a private index; returns the last commit. With
     `sender`, a pair (the files' identity, the one to put in its place), every patch and file
     has the first replaced by the second."""
     date = git("log", "-1", "--format=%cI", cwd=ROOT) or "2026-01-01T00:00:00Z"
     env = as_who(name, email, date)
+    first = first_versions(series)
     with tempfile.TemporaryDirectory() as tmp:
         env["GIT_INDEX_FILE"] = os.path.join(tmp, "index")
         git("read-tree", "pristine", env=env)
@@ -204,8 +262,11 @@ def build(series, name, email, sender=None):
                                       f"{(r.stderr.strip().splitlines() or ['?'])[-1]}")
             for repo, kernel in adds:
                 src = os.path.join(ROOT, repo)
-                with open(src, "rb") as f:
-                    body = f.read()
+                if kernel in first:
+                    body = first[kernel]
+                else:
+                    with open(src, "rb") as f:
+                        body = f.read()
                 if sender:
                     body = body.replace(*(s.encode() for s in sender))
                 sha = run(["git", "-C", BASE, "hash-object", "-w", "--stdin"], env=env,
