@@ -15,6 +15,12 @@
 #include "malloc_type_internal.h"
 
 /*
+ * The version of the description, for its readers (memstat -M): bumped when a
+ * reader of the previous one would misread a dump.
+ */
+#define MALLOC_TYPE_VMCOREINFO_VERSION	1
+
+/*
  * The malloc types' part of the vmcoreinfo: the same KEY=VALUE lines, kept
  * in kernel memory, which the note points to. The note is one page that
  * every subsystem and architecture shares (a full one is truncated with a

@@ -74,12 +74,6 @@
 #define MALLOC_TYPE_EV_MEMGUARD		4
 
 /*
- * Version of the registry's description in the vmcoreinfo
- * (malloc_type_vmcoreinfo_setup()), for readers of crash dumps.
- */
-#define MALLOC_TYPE_VMCOREINFO_VERSION	1
-
-/*
  * Bits of mti_flags that the stream does not show. MALLOC_TYPE_F_RECORDS:
  * the type is registered and its memory stays while memory charged to it is
  * allocated (a type of vmlinux, or of a module, in the module's section

@@ -300,8 +300,7 @@ pub(crate) unsafe extern "C" fn malloc_type_init_size_classes() -> bool {
 }
 
 /// Returns the size in bytes of the kmalloc size class `zindx` names ([`zone_sizes()`]), or 0
-/// past the last class: what `malloc_type_vmcoreinfo_setup()` (`mm/malloc_type_vmcore.c`)
-/// writes to the vmcoreinfo note for the readers of a crash dump.
+/// past the last class, for C.
 ///
 /// # Context
 ///
