@@ -16,7 +16,7 @@ export MT_CACHE
 # One build at a time per cache: concurrent makes (or clones) queue here.
 LOCKED := flock $(MT_CACHE)/.lock
 
-.PHONY: all help run check series bench setup tree kernel kernel-prod tools shell clean distclean \
+.PHONY: all help run check series series-build bench setup tree kernel kernel-prod tools shell clean distclean \
 	install-libmemstat uninstall-libmemstat
 
 all: help
@@ -25,6 +25,7 @@ help:
 	@sed -n 's/^#   make /  make /p' $(firstword $(MAKEFILE_LIST))
 	@echo "  make setup        install packages, toolchain, bindgen and the kernel source"
 	@echo "  make bench        the cost of typed accounting, side by side with kmalloc"
+	@echo "  make series-build build the kernel after every patch of the series (W=1)"
 	@echo "  make kernel       build the test kernel ($(MT_CACHE))"
 	@echo "  make kernel-prod  build the production kernel"
 	@echo "  make tree         lay this repository over the kernel source"
@@ -47,6 +48,9 @@ check: | $(MT_CACHE)
 # identity); SERIES_DIR is where it goes.
 series: setup
 	@$(LOCKED) bash $(MT)/series.sh $(SERIES_DIR)
+
+series-build: setup
+	@$(LOCKED) bash $(MT)/series-build.sh
 
 bench: | $(MT_CACHE)
 	@$(LOCKED) bash $(MT)/bench.sh
@@ -82,7 +86,7 @@ uninstall-libmemstat:
 	$(MAKE) -C tools/memstat/capi uninstall
 
 clean:
-	@. $(MT)/lib.sh; rm -rf "$$MT_KCACHE"/build-* "$$MT_KCACHE"/config-* "$$MT_KCACHE"/initramfs-* "$$MT_CACHE"/cargo-target*
+	@. $(MT)/lib.sh; rm -rf "$$MT_KCACHE"/build-* "$$MT_KCACHE"/config-* "$$MT_KCACHE"/series-build/out "$$MT_KCACHE"/series-build/built "$$MT_KCACHE"/initramfs-* "$$MT_CACHE"/cargo-target*
 
 distclean:
 	rm -rf $(MT_CACHE)

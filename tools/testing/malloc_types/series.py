@@ -3,6 +3,8 @@
 """The kernel patch series of this repository, as `git format-patch` writes it.
 
     series.py write OUT          write the series and its cover letter to OUT
+    series.py commits            make the series' commits and print them, one
+                                 line each (hash and subject), first first
     series.py check OUT TREE     write it, apply it with `git am` to a pristine
                                  tree, compare the result with TREE (the tree
                                  the tests build) and run checkpatch.pl --strict
@@ -238,8 +240,9 @@ def first_versions(series):
     return versions
 
 
-def build(series, name, email, sender=None):
-    """Commits the series on `pristine` in a private index; returns the last commit. With
+def build(series, name, email, sender=None, ref="series"):
+    """Commits the series on `pristine` in a private index, points branch `ref` at the last
+    commit and returns it. With
     `sender`, a pair (the files' identity, the one to put in its place), every patch and file
     has the first replaced by the second."""
     date = git("log", "-1", "--format=%cI", cwd=ROOT) or "2026-01-01T00:00:00Z"
@@ -279,7 +282,7 @@ def build(series, name, email, sender=None):
                                   f"gives it no file")
             msg = f"{message}\n\nSigned-off-by: {name} <{email}>\n"
             parent = git("commit-tree", tree, "-p", parent, env=env, input=msg)
-    git("update-ref", "refs/heads/series", parent)
+    git("update-ref", f"refs/heads/{ref}", parent)
     return parent
 
 
@@ -442,6 +445,14 @@ def main():
         except SeriesError as e:
             sys.exit(f"series: {e}")
         print(f"series: {len(series)} patches and a cover letter in {sys.argv[2]}")
+    elif len(sys.argv) == 2 and sys.argv[1] == "commits":
+        try:
+            ensure_base()
+            name, email = identity()
+            tip = build(read_series(overlay()), name, email, ref="series-build")
+        except SeriesError as e:
+            sys.exit(f"series: {e}")
+        print(git("log", "--reverse", "--format=%H %s", f"pristine..{tip}"))
     elif len(sys.argv) == 4 and sys.argv[1] == "check":
         try:
             results = check(sys.argv[2], sys.argv[3])

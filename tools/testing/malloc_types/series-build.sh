@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# `make series-build`: builds the kernel after every patch of the series, in
+# order, as a maintainer bisecting it would, and fails on the first patch
+# after which the tree does not build or W=1 warns about a file of the
+# series.
+#
+# The series' commits are series.py's (`series.py commits`, on the pristine
+# source in $MT_KCACHE/series/linux). A work tree of that repository
+# ($MT_KCACHE/series-build/src) is moved from commit to commit with
+# `git checkout`, which rewrites only the files a patch changes, and built
+# in one build directory ($MT_KCACHE/series-build/out): each build compiles
+# what its patch changed and what depends on it. The configuration is
+# tinyconfig with configs/malloc_types.config and configs/series.config (a
+# small x86_64 kernel with every option the series' code is built under),
+# made again after each patch that changes a Kconfig file: an option that a
+# later patch adds is off until then. Built: the kernel image and the
+# modules, with W=1.
+#
+# A passing run leaves a stamp (the commits built), so that an unchanged
+# series is not built again. One log per patch: $MT_CACHE/logs/series-build/.
+# Usage: series-build.sh
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+base="$MT_KCACHE/series/linux"
+work="$MT_KCACHE/series-build"
+src="$work/src"
+out="$work/out"
+logs="$MT_CACHE/logs/series-build"
+export MT_ROOT KERNEL_PKG KERNEL_PKG_VERSION
+
+mt_step "series commits"
+mapfile -t commits < <(python3 "$MT_DIR/series.py" commits)
+[ ${#commits[@]} -gt 0 ] || die "series.py gave no commits"
+stamp=$(printf '%s\n' "${commits[@]}" "$LLVM_VERSION" "$RUST_VERSION" |
+	cat - "$MT_DIR/configs/malloc_types.config" "$MT_DIR/configs/series.config" |
+	sha256sum | cut -d' ' -f1)
+if [ "$(cat "$work/stamp" 2>/dev/null)" = "$stamp" ]; then
+	echo "series-build: ${#commits[@]} patches, each built before (stamp $work/stamp)"
+	exit 0
+fi
+
+mkdir -p "$work" "$logs"
+if [ ! -e "$src/.git" ]; then
+	rm -rf "$src"
+	git -C "$base" worktree prune
+	git -C "$base" worktree add -q --detach "$src" pristine
+fi
+
+export RUSTUP_TOOLCHAIN="$RUST_VERSION"
+export LIBCLANG_PATH="/usr/lib/llvm-$LLVM_VERSION/lib"
+kmake=(make -C "$src" "LLVM=-$LLVM_VERSION" "BINDGEN=$MT_TOOLS/bin/bindgen" -j"$(nproc)" O="$out")
+frags=("$MT_DIR/configs/malloc_types.config" "$MT_DIR/configs/series.config")
+
+# The .config of the tree checked out, replaced only where it changed.
+configure() {
+	local cfg="$work/config"
+	mkdir -p "$cfg" "$out"
+	"${kmake[@]}" O="$cfg" tinyconfig >/dev/null
+	"$src/scripts/kconfig/merge_config.sh" -m -O "$cfg" "$cfg/.config" "${frags[@]}" >/dev/null
+	"${kmake[@]}" O="$cfg" olddefconfig >/dev/null
+	cmp -s "$cfg/.config" "$out/.config" || cp "$cfg/.config" "$out/.config"
+}
+
+# The files the series adds or changes, whose W=1 warnings count.
+files=$(git -C "$base" diff --name-only "pristine" "${commits[-1]%% *}")
+
+prev=
+n=0
+for c in "${commits[@]}"; do
+	n=$((n + 1))
+	sha=${c%% *}
+	subject=${c#* }
+	log="$logs/$(printf %04d $n).log"
+	mt_step "series build $n/${#commits[@]}"
+	git -C "$src" checkout -q --detach "$sha"
+	if [ -z "$prev" ] || [ ! -f "$out/.config" ] ||
+		git -C "$base" diff --name-only "$prev" "$sha" | grep -q 'Kconfig'; then
+		configure || die "patch $n ($subject): the configuration fails"
+	fi
+	prev=$sha
+	t0=$(date +%s)
+	if ! "${kmake[@]}" W=1 bzImage modules >"$log" 2>&1; then
+		grep -E -A4 '^error(\[E[0-9]+\])?:|: error:|undefined' "$log" | head -n 20 >&2 || true
+		die "patch $n ($subject) does not build (log: $log)"
+	fi
+	warned=$(grep -E '(warning|error)(\[[^]]*\])?:' "$log" |
+		grep -F -f <(sed 's|$|:|' <<<"$files") | sort -u || true)
+	if [ -n "$warned" ]; then
+		echo "$warned" | head -n 10 >&2
+		die "patch $n ($subject): W=1 warns about the files of the series (log: $log)"
+	fi
+	echo "series-build: patch $n/${#commits[@]} builds, $(($(date +%s) - t0)) s: $subject"
+done
+echo "$stamp" >"$work/stamp"
+echo "series-build: ${#commits[@]} patches, each builds (x86_64, W=1)"
