@@ -16,8 +16,12 @@
 # later patch adds is off until then. Built: the kernel image and the
 # modules, with W=1.
 #
-# A passing run leaves a stamp (the commits built), so that an unchanged
-# series is not built again. One log per patch: $MT_CACHE/logs/series-build/.
+# The trees built are listed in $work/built as they pass: a run after a
+# change of patch N starts at N, from the build directory as it is (every
+# build is incremental anyway), and an unchanged series is not built again.
+# A patch that does not build is built on with make -k, so that its log has
+# every error.
+# One log per patch: $MT_CACHE/logs/series-build/.
 # Usage: series-build.sh
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -32,15 +36,30 @@ export MT_ROOT KERNEL_PKG KERNEL_PKG_VERSION
 mt_step "series commits"
 mapfile -t commits < <(python3 "$MT_DIR/series.py" commits)
 [ ${#commits[@]} -gt 0 ] || die "series.py gave no commits"
-stamp=$(printf '%s\n' "${commits[@]}" "$LLVM_VERSION" "$RUST_VERSION" |
+# What the builds depend on besides the commits: a change starts afresh.
+setup=$(printf '%s\n' "$LLVM_VERSION" "$RUST_VERSION" |
 	cat - "$MT_DIR/configs/malloc_types.config" "$MT_DIR/configs/series.config" |
 	sha256sum | cut -d' ' -f1)
-if [ "$(cat "$work/stamp" 2>/dev/null)" = "$stamp" ]; then
-	echo "series-build: ${#commits[@]} patches, each built before (stamp $work/stamp)"
+mkdir -p "$work" "$logs"
+if [ "$(cat "$work/setup" 2>/dev/null)" != "$setup" ]; then
+	rm -f "$work/built"
+	echo "$setup" >"$work/setup"
+fi
+# The patches built before, as long as the series is the same up to them.
+mapfile -t built < <(cat "$work/built" 2>/dev/null)
+skip=0
+while [ $skip -lt ${#built[@]} ] && [ $skip -lt ${#commits[@]} ] &&
+	[ "${built[$skip]}" = "$(cut -d' ' -f2 <<<"${commits[$skip]}")" ]; do
+	skip=$((skip + 1))
+done
+printf '%s\n' "${built[@]:0:$skip}" >"$work/built.new"
+mv "$work/built.new" "$work/built"
+if [ $skip -eq ${#commits[@]} ]; then
+	echo "series-build: ${#commits[@]} patches, each built before ($work/built)"
 	exit 0
 fi
+[ $skip -eq 0 ] || echo "series-build: patches 1 to $skip built before, unchanged"
 
-mkdir -p "$work" "$logs"
 if [ ! -e "$src/.git" ]; then
 	rm -rf "$src"
 	git -C "$base" worktree prune
@@ -66,22 +85,21 @@ configure() {
 files=$(git -C "$base" diff --name-only "pristine" "${commits[-1]%% *}")
 
 prev=
-n=0
-for c in "${commits[@]}"; do
+n=$skip
+for c in "${commits[@]:$skip}"; do
 	n=$((n + 1))
-	sha=${c%% *}
-	subject=${c#* }
+	read -r sha tree subject <<<"$c"
 	log="$logs/$(printf %04d $n).log"
 	mt_step "series build $n/${#commits[@]}"
 	git -C "$src" checkout -q --detach "$sha"
 	if [ -z "$prev" ] || [ ! -f "$out/.config" ] ||
-		git -C "$base" diff --name-only "$prev" "$sha" | grep -q 'Kconfig'; then
+		! git -C "$base" diff --quiet "$prev" "$sha" -- ':(glob)**/Kconfig*'; then
 		configure || die "patch $n ($subject): the configuration fails"
 	fi
 	prev=$sha
 	t0=$(date +%s)
-	if ! "${kmake[@]}" W=1 bzImage modules >"$log" 2>&1; then
-		grep -E -A4 '^error(\[E[0-9]+\])?:|: error:|undefined' "$log" | head -n 20 >&2 || true
+	if ! "${kmake[@]}" -k W=1 bzImage modules >"$log" 2>&1; then
+		grep -E -A4 '^error(\[E[0-9]+\])?:|: error:|undefined' "$log" | head -n 40 >&2 || true
 		die "patch $n ($subject) does not build (log: $log)"
 	fi
 	warned=$(grep -E '(warning|error)(\[[^]]*\])?:' "$log" |
@@ -90,7 +108,7 @@ for c in "${commits[@]}"; do
 		echo "$warned" | head -n 10 >&2
 		die "patch $n ($subject): W=1 warns about the files of the series (log: $log)"
 	fi
+	echo "$tree" >>"$work/built"
 	echo "series-build: patch $n/${#commits[@]} builds, $(($(date +%s) - t0)) s: $subject"
 done
-echo "$stamp" >"$work/stamp"
 echo "series-build: ${#commits[@]} patches, each builds (x86_64, W=1)"

@@ -4,7 +4,8 @@
 
     series.py write OUT          write the series and its cover letter to OUT
     series.py commits            make the series' commits and print them, one
-                                 line each (hash and subject), first first
+                                 line each (commit, tree and subject), first
+                                 first
     series.py check OUT TREE     write it, apply it with `git am` to a pristine
                                  tree, compare the result with TREE (the tree
                                  the tests build) and run checkpatch.pl --strict
@@ -452,7 +453,7 @@ def main():
             tip = build(read_series(overlay()), name, email, ref="series-build")
         except SeriesError as e:
             sys.exit(f"series: {e}")
-        print(git("log", "--reverse", "--format=%H %s", f"pristine..{tip}"))
+        print(git("log", "--reverse", "--format=%H %T %s", f"pristine..{tip}"))
     elif len(sys.argv) == 4 and sys.argv[1] == "check":
         try:
             results = check(sys.argv[2], sys.argv[3])
