@@ -51,6 +51,16 @@ struct malloc_type_classes_switch malloc_type_classes = {
 };
 EXPORT_SYMBOL_GPL(malloc_type_classes);
 
+/*
+ * The bytes charged to types by kmalloc size class, per CPU (struct
+ * malloc_type_zone_counters): every charge updates them with the type's.
+ */
+DEFINE_PER_CPU(struct malloc_type_zone_counters, malloc_type_zone_counters);
+EXPORT_PER_CPU_SYMBOL_GPL(malloc_type_zone_counters);
+u64 __percpu *const malloc_type_zone_memuse =
+	&malloc_type_zone_counters.mzc_memuse[0];
+EXPORT_SYMBOL_GPL(malloc_type_zone_memuse);
+
 static bool default_types = true;
 
 /*

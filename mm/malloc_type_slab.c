@@ -143,12 +143,6 @@ u8 malloc_type_kmalloc_zindx[MALLOC_TYPE_KMALLOC_SLOTS] __ro_after_init = {
 	[0 ... MALLOC_TYPE_KMALLOC_SLOTS - 1] = MALLOC_TYPE_ZONE_NONE,
 };
 
-DEFINE_PER_CPU(struct malloc_type_zone_counters, malloc_type_zone_counters);
-EXPORT_PER_CPU_SYMBOL_GPL(malloc_type_zone_counters);
-u64 __percpu *const malloc_type_zone_memuse =
-	&malloc_type_zone_counters.mzc_memuse[0];
-EXPORT_SYMBOL_GPL(malloc_type_zone_memuse);
-
 /**
  * malloc_type_kmalloc_bits_init() - find the slots of the kmalloc size classes
  *
