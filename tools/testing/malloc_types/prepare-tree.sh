@@ -34,11 +34,10 @@ unpack() {
 
 # --- patches -------------------------------------------------------------
 mt_step "apply patches"
-# The kernel paths of this repository's files, which the overlay writes.
+# The kernel paths of this repository's files, which the overlay writes, and
+# the sections of a patch on the kernel's own files ($state/diff).
 ours=$(mt_overlay | cut -f2)
-kernel_diff() { mt_kernel_diff "$1" <<<"$ours"; }
-# Whether patch $1 changes files of the kernel's own (read to the end, for pipefail).
-has_diff() { kernel_diff "$1" | awk '/^\+\+\+ / { f = 1 } END { exit !f }'; }
+kernel_diff() { mt_kernel_diff "$1" <<<"$ours" >"$state/diff"; }
 mapfile -t want < <(cd "$MT_ROOT" && ls patches/*.patch 2>/dev/null | sort)
 mapfile -t have < <(cd "$state" && ls patches/*.patch 2>/dev/null | sort)
 # The first position at which the applied series and the wanted one differ.
@@ -63,9 +62,9 @@ done | sort -u | while IFS= read -r f; do
 done
 for ((i = ${#have[@]} - 1; i >= keep; i--)); do
 	echo "tree: reverting ${have[$i]}" >&2
-	if has_diff "$state/${have[$i]}" &&
-		! kernel_diff "$state/${have[$i]}" |
-		patch -d "$tree" -p1 -R -s --no-backup-if-mismatch >/dev/null; then
+	kernel_diff "$state/${have[$i]}"
+	if grep -q '^+++ ' "$state/diff" &&
+		! patch -d "$tree" -p1 -R -s --no-backup-if-mismatch <"$state/diff" >/dev/null; then
 		echo "tree: could not revert ${have[$i]}; unpacking afresh" >&2
 		unpack
 		exec "$0" "$@"
@@ -75,10 +74,11 @@ done
 for ((i = keep; i < ${#want[@]}; i++)); do
 	echo "tree: applying ${want[$i]}" >&2
 	# A patch that only adds or changes files of this repository has no diff here.
-	has_diff "$MT_ROOT/${want[$i]}" &&
-		{ out=$(kernel_diff "$MT_ROOT/${want[$i]}" |
-			patch -d "$tree" -p1 -N -s --no-backup-if-mismatch 2>&1) ||
-			die "${want[$i]} does not apply: $(echo "$out" | tail -n 1)"; }
+	kernel_diff "$MT_ROOT/${want[$i]}"
+	if grep -q '^+++ ' "$state/diff"; then
+		out=$(patch -d "$tree" -p1 -N -s --no-backup-if-mismatch <"$state/diff" 2>&1) ||
+			die "${want[$i]} does not apply: $(echo "$out" | tail -n 1)"
+	fi
 	cp "$MT_ROOT/${want[$i]}" "$state/${want[$i]}"
 done
 if [ -d "$stash" ]; then
