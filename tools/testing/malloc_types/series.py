@@ -11,6 +11,17 @@
                                  the tests build) and run checkpatch.pl --strict
                                  on every patch; one result line per check and
                                  `series: N passed, N failed` at the end
+    series.py versions FILE DIR  write DIR/NNNN, the repository file FILE as it
+                                 is after patch NNNN, for the patch that adds it
+                                 and every patch that changes it
+    series.py carve FILE DIR     the reverse: make the patches' changes to FILE
+                                 those between the versions in DIR (the first
+                                 one the adding patch's, the last one the
+                                 repository's file), dropping FILE's sections
+                                 from the patches that have no version there
+
+`versions` and `carve` are how a change to a file moves from one patch to
+another: write the versions out, edit them, carve them back in.
 
 The series is made from patches/ and the files this repository lays over the
 kernel (lib.sh's mt_overlay): patch NNNN of the series is patches/NNNN-*.patch
@@ -35,6 +46,7 @@ names its sender there too; `check` keeps the files as they are, since it
 compares the series with the tree the tests built from them.
 """
 
+import difflib
 import fnmatch
 import os
 import re
@@ -239,6 +251,98 @@ def first_versions(series):
             with open(dst, "rb") as f:
                 versions[path] = f.read()
     return versions
+
+
+def patch_file(number):
+    """The path under patches/ of patch `number`."""
+    hits = [p for p in os.listdir(PATCHES) if p.startswith(number + "-") and p.endswith(".patch")]
+    if len(hits) != 1:
+        raise SeriesError(f"no single patches/{number}-*.patch")
+    return os.path.join(PATCHES, hits[0])
+
+
+def added_by(series, repo):
+    """(number, kernel path) of the patch that adds the repository file `repo`."""
+    for n, _, _, _, adds in series:
+        for r, kernel in adds:
+            if r == repo:
+                return n, kernel
+    raise SeriesError(f"{repo} is not a file that patches/series gives to a patch")
+
+
+def file_versions(repo):
+    """[(number, text)] of the repository file `repo` after the patch that adds it and
+    after every patch that changes it, in series order."""
+    series = read_series(overlay())
+    first, kernel = added_by(series, repo)
+    text = first_versions(series).get(kernel)
+    if text is None:
+        with open(os.path.join(ROOT, repo), "rb") as f:
+            text = f.read()
+    versions = [(first, text.decode())]
+    with tempfile.TemporaryDirectory() as tmp:
+        dst = os.path.join(tmp, kernel)
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        with open(dst, "wb") as f:
+            f.write(text)
+        for n, p, _, has_diff, _ in series:
+            if not has_diff:
+                continue
+            with open(os.path.join(PATCHES, p)) as f:
+                for path, section in diff_sections(f.read()):
+                    if path != kernel:
+                        continue
+                    run(["patch", "-d", tmp, "-p1", "-F0", "-s", "-f",
+                         "--no-backup-if-mismatch", "-r", "-"], input=section)
+                    with open(dst) as g:
+                        versions.append((n, g.read()))
+    return versions
+
+
+def set_section(number, kernel, section):
+    """Makes `section` (a unified diff of `kernel`, or "" for none) patch `number`'s change
+    to that file: in place of the one it has, or among the others in path order."""
+    path = patch_file(number)
+    with open(path) as f:
+        text = f.read()
+    m = re.search(r"(?m)^(--- |diff )", text)
+    head = text[:m.start()] if m else text.rstrip("\n") + "\n\n"
+    sections = [(k, s) for k, s in diff_sections(text) if k != kernel]
+    if section:
+        at = next((i for i, (k, _) in enumerate(sections) if k > kernel), len(sections))
+        sections.insert(at, (kernel, section))
+    body = "".join(s for _, s in sections)
+    with open(path, "w") as f:
+        f.write(head + body if body else head.rstrip("\n") + "\n")
+
+
+def carve(repo, directory):
+    """Writes the changes between the versions of `repo` in `directory` (files named by
+    patch number) into the patches; see the module's doc."""
+    series = read_series(overlay())
+    first, kernel = added_by(series, repo)
+    numbers = sorted(n for n in os.listdir(directory) if re.fullmatch(r"\d{4}", n))
+    if not numbers or numbers[0] != first:
+        raise SeriesError(f"{directory}: want {first}, the version of the patch that adds {repo}, first")
+    known = {n for n, *_ in series}
+    for n in numbers:
+        if n not in known:
+            raise SeriesError(f"{directory}/{n}: no patch {n} in patches/")
+    texts = []
+    for n in numbers:
+        with open(os.path.join(directory, n)) as f:
+            texts.append(f.read())
+    with open(os.path.join(ROOT, repo)) as f:
+        if texts[-1] != f.read():
+            raise SeriesError(f"{directory}/{numbers[-1]} is not the repository's {repo}")
+    changes = {}
+    for n, before, after in zip(numbers[1:], texts, texts[1:]):
+        diff = difflib.unified_diff(before.splitlines(True), after.splitlines(True),
+                                    f"a/{kernel}", f"b/{kernel}", n=3)
+        changes[n] = "".join(diff)
+    for n, *_ in series:
+        if n > first:
+            set_section(n, kernel, changes.get(n, ""))
 
 
 def build(series, name, email, sender=None, ref="series"):
@@ -454,6 +558,21 @@ def main():
         except SeriesError as e:
             sys.exit(f"series: {e}")
         print(git("log", "--reverse", "--format=%H %T %s", f"pristine..{tip}"))
+    elif len(sys.argv) == 4 and sys.argv[1] == "versions":
+        try:
+            versions = file_versions(sys.argv[2])
+        except SeriesError as e:
+            sys.exit(f"series: {e}")
+        os.makedirs(sys.argv[3], exist_ok=True)
+        for n, text in versions:
+            with open(os.path.join(sys.argv[3], n), "w") as f:
+                f.write(text)
+        print(" ".join(n for n, _ in versions))
+    elif len(sys.argv) == 4 and sys.argv[1] == "carve":
+        try:
+            carve(sys.argv[2], sys.argv[3])
+        except SeriesError as e:
+            sys.exit(f"series: {e}")
     elif len(sys.argv) == 4 and sys.argv[1] == "check":
         try:
             results = check(sys.argv[2], sys.argv[3])
