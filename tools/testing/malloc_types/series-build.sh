@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # `make series-build`: builds the kernel after every patch of the series, in
 # order, as a maintainer bisecting it would, and fails on the first patch
-# after which the tree does not build or W=1 warns about a file of the
-# series.
+# after which the tree does not build, W=1 warns about a file of the
+# series, or the linker or objtool warns.
 #
 # The series' commits are series.py's (`series.py commits`, on the pristine
 # source in $MT_KCACHE/series/linux). A work tree of that repository
@@ -84,6 +84,19 @@ configure() {
 # The files the series adds or changes, whose W=1 warnings count.
 files=$(git -C "$base" diff --name-only "pristine" "${commits[-1]%% *}")
 
+# The warnings of a build log that count: the compiler's about a file of the
+# series (C on the warning's line, Rust on the "-->" line under it), and
+# every warning of the linker and of objtool, which name no source file.
+series_warnings() {
+	{
+		grep -E '(warning|error)(\[[^]]*\])?:' "$1" |
+			grep -F -f <(sed 's|$|:|' <<<"$files") || true
+		grep -E '^ *--> ' "$1" | grep -F -f <(sed 's|$|:|' <<<"$files") || true
+		grep -E '^(ld(\.lld)?(-[0-9]+)?|[^ ]*: warning: objtool): ' "$1" |
+			grep -F 'warning' || true
+	} | sort -u
+}
+
 prev=
 n=$skip
 for c in "${commits[@]:$skip}"; do
@@ -102,11 +115,10 @@ for c in "${commits[@]:$skip}"; do
 		grep -E -A4 '^error(\[E[0-9]+\])?:|: error:|undefined' "$log" | head -n 40 >&2 || true
 		die "patch $n ($subject) does not build (log: $log)"
 	fi
-	warned=$(grep -E '(warning|error)(\[[^]]*\])?:' "$log" |
-		grep -F -f <(sed 's|$|:|' <<<"$files") | sort -u || true)
+	warned=$(series_warnings "$log")
 	if [ -n "$warned" ]; then
 		echo "$warned" | head -n 10 >&2
-		die "patch $n ($subject): W=1 warns about the files of the series (log: $log)"
+		die "patch $n ($subject): the build warns about the series (log: $log)"
 	fi
 	echo "$tree" >>"$work/built"
 	echo "series-build: patch $n/${#commits[@]} builds, $(($(date +%s) - t0)) s: $subject"
