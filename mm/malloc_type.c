@@ -491,18 +491,18 @@ static struct malloc_type *malloc_type_of_module(struct module *mod,
  * @mod: the module.
  *
  * Takes the module's types, and the default type the registry made for it
- * (mm/malloc_type_default.c), out of the registry, logs FreeBSD's warning for
- * each that still has memory charged, and frees their statistics; but keeps
- * a type whose blocks carry records while memory is charged to it (see
+ * (mm/malloc_type_default.c), out of the registry, logs FreeBSD's warning
+ * for each that still has memory charged, and frees their statistics; but
+ * keeps a type whose blocks carry records while memory is charged to it (see
  * malloc_type_keep()), and unregisters the kept types that have nothing
  * charged any more (of this or earlier unloads). The module core calls it
- * from free_module(), beside codetag_unload_module(): after
- * the module's exit, the going notifier and async_synchronize_full() in
- * delete_module(), so that what the module's async functions allocate and
- * free is counted, and the warning is about memory still allocated. A
- * module whose load fails after the coming notifier is unloaded from the
- * failure path of load_module(). A type that is not registered (the coming
- * notifier failed, or never ran) is skipped.
+ * from free_module(), beside codetag_unload_module(): after the module's
+ * exit, the going notifier and async_synchronize_full() in delete_module(),
+ * so that what the module's async functions allocate and free is counted,
+ * and the warning is about memory still allocated. A module whose load fails
+ * after the coming notifier is unloaded from the failure path of
+ * load_module(). A type that is not registered (the coming notifier failed,
+ * or never ran) is skipped.
  *
  * Context: process context; takes the registry mutex and sleeps for an RCU
  * grace period.
