@@ -20,15 +20,17 @@
 #  5. `cargo test` and a bounded fuzzing run for tools/memstat, and one of
 #     the selection files' parser (fuzz/run.sh);
 #  6. clippy (the test kernel is built with `make CLIPPY=1`) and `make
-#     rustdoc`: no warning may point to a file of the series.
+#     rustdoc`: no warning may point to a file of the series;
+#  7. the series built after every patch (series-build.sh), the patches
+#     whose trees patches/series-built does not list yet.
 # A boot keeps one core busy (single-threaded TCG), and much of a kernel
 # build is one rustc or one link: so once the tree is laid, the other
 # kernels (without malloc types, arm64, kunit.py's) and the checks that need
-# no kernel of their own (3, 4, 5 and the documentation and series checks)
-# run in two background lanes at a lower priority, beside the test kernel's
-# build and boots in the foreground. Each part writes its output, counts and
-# failures to files of its own; the output is printed part by part, in
-# order, as each one is joined.
+# no kernel of their own (3, 4, 5 and the documentation and series checks,
+# with 7) run in two background lanes at a lower priority, beside the test
+# kernel's build and boots in the foreground. Each part writes its output,
+# counts and failures to files of its own; the output is printed part by
+# part, in order, as each one is joined.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -173,6 +175,24 @@ nomt_build() {
 		echo "nomt: 0 passed, 1 failed"
 		add 0 1
 		problem "the kernel without malloc types $why (log: $nomt_log)"
+	fi
+}
+# The series built after every patch (series-build.sh), as a maintainer
+# bisecting it would: the patches whose trees are not built yet, here or
+# where patches/series-built was recorded with the same set-up. After the
+# series check, in its lane: the two make commits in the same repository.
+series_build() {
+	local log="$MT_CACHE/logs/series-build.log"
+	echo "check: the series built after every patch (log: $log)"
+	if bash "$MT_DIR/series-build.sh" >"$log" 2>&1; then
+		grep '^series-build: ' "$log"
+		echo "series-build: 1 passed, 0 failed"
+		add 1 0
+	else
+		grep -v '^malloc-types: ' "$log" | tail -n 12
+		echo "series-build: 0 passed, 1 failed"
+		add 0 1
+		problem "the series does not build patch by patch: $(grep '^malloc-types: ' "$log" | tail -n 1) (log: $log)"
 	fi
 }
 # Boot 1's vmcore, judged now that there is another kernel to give as -N,
@@ -597,7 +617,7 @@ trap 'exit 130' INT TERM
 bash "$MT_DIR/setup.sh" || exit 1
 bash "$MT_DIR/prepare-tree.sh" >/dev/null || exit 1
 lane kernels nomt-build arm64-build kunit-py-build
-lane checks docs-check series-check style-check tools-check license-check selection-fuzz
+lane checks docs-check series-check series-build style-check tools-check license-check selection-fuzz
 bash "$MT_DIR/build-kernel.sh" test >/dev/null || exit 1
 fg_part rust-lints
 bash "$MT_DIR/build-tools.sh" x86_64 || exit 1
@@ -609,7 +629,9 @@ join_part arm64-build
 fg_part arm64-boot
 join_part kunit-py-build
 fg_part kunit-py-check
-for p in docs-check series-check style-check tools-check license-check selection-fuzz; do join_part "$p"; done
+for p in docs-check series-check series-build style-check tools-check license-check selection-fuzz; do
+	join_part "$p"
+done
 wait
 
 # The sums of every part's counts, and every part's failures.

@@ -19,6 +19,12 @@
 # The trees built are listed in $work/built as they pass: a run after a
 # change of patch N starts at N, from the build directory as it is (every
 # build is incremental anyway), and an unchanged series is not built again.
+# Once every patch has built, the trees are recorded in patches/series-built
+# with the set-up (the toolchain's versions and the configuration
+# fragments), for the repository: a run on another machine starts after the
+# patches whose trees it lists, since a tree is the whole source after its
+# patch, and the same source built the same way builds the same. `make
+# check` runs this script, so a change to patches/ is built there.
 # A patch that does not build is built on with make -k, so that its log has
 # every error.
 # One log per patch: $MT_CACHE/logs/series-build/.
@@ -45,20 +51,51 @@ if [ "$(cat "$work/setup" 2>/dev/null)" != "$setup" ]; then
 	rm -f "$work/built"
 	echo "$setup" >"$work/setup"
 fi
-# The patches built before, as long as the series is the same up to them.
-mapfile -t built < <(cat "$work/built" 2>/dev/null)
-skip=0
-while [ $skip -lt ${#built[@]} ] && [ $skip -lt ${#commits[@]} ] &&
-	[ "${built[$skip]}" = "$(cut -d' ' -f2 <<<"${commits[$skip]}")" ]; do
-	skip=$((skip + 1))
-done
-printf '%s\n' "${built[@]:0:$skip}" >"$work/built.new"
+# The patches built before, as long as the series is the same up to them:
+# here ($work/built), or wherever patches/series-built was recorded, with the
+# same set-up. A tree is the whole kernel source after its patch, so the
+# same tree built the same way builds the same.
+record="$MT_ROOT/patches/series-built"
+prefix() { # prefix FILE: how many of the commits' trees FILE lists first
+	local n=0 line
+	while IFS= read -r line && [ $n -lt ${#commits[@]} ]; do
+		[ "${line%% *}" = "$(cut -d' ' -f2 <<<"${commits[$n]}")" ] || break
+		n=$((n + 1))
+	done < <(grep -v -e '^#' -e '^setup ' "$1" 2>/dev/null)
+	echo $n
+}
+skip=$(prefix "$work/built")
+from="$work/built"
+if [ "$(sed -n 's/^setup //p' "$record" 2>/dev/null)" = "$setup" ] &&
+	[ "$(prefix "$record")" -gt "$skip" ]; then
+	skip=$(prefix "$record")
+	from="patches/series-built"
+fi
+for c in "${commits[@]:0:$skip}"; do cut -d' ' -f2 <<<"$c"; done >"$work/built.new"
 mv "$work/built.new" "$work/built"
+
+# Records the trees built, with the set-up, in patches/series-built.
+write_record() {
+	{
+		echo "# The trees of the patches of the series, each built by make series-build"
+		echo "# (tools/testing/malloc_types/series-build.sh) with no warning about the"
+		echo "# series, and the set-up they were built with. Written by the build."
+		echo "setup $setup"
+		local c
+		for c in "${commits[@]}"; do
+			read -r _ tree subject <<<"$c"
+			echo "$tree $subject"
+		done
+	} >"$record.new"
+	mv "$record.new" "$record"
+}
+
 if [ $skip -eq ${#commits[@]} ]; then
-	echo "series-build: ${#commits[@]} patches, each built before ($work/built)"
+	echo "series-build: ${#commits[@]} patches, each built before ($from)"
+	write_record
 	exit 0
 fi
-[ $skip -eq 0 ] || echo "series-build: patches 1 to $skip built before, unchanged"
+[ $skip -eq 0 ] || echo "series-build: patches 1 to $skip built before, unchanged ($from)"
 
 if [ ! -e "$src/.git" ]; then
 	rm -rf "$src"
@@ -123,4 +160,5 @@ for c in "${commits[@]:$skip}"; do
 	echo "$tree" >>"$work/built"
 	echo "series-build: patch $n/${#commits[@]} builds, $(($(date +%s) - t0)) s: $subject"
 done
+write_record
 echo "series-build: ${#commits[@]} patches, each builds (x86_64, W=1)"
