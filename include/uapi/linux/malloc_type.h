@@ -18,15 +18,12 @@
  * reading reaches them, from its per-CPU counters. A type unregistered in
  * between (its module unloaded) keeps its place, as a record with only
  * mth_id and MALLOC_TYPE_F_GONE set and all else zero, which readers skip.
- * The flag came without a version change: the layout is the same, and a
- * reader that does not know it shows such a record as a type with no name
- * and zero counters.
  *
  * A type of a module that has unloaded while blocks charged to it were
  * still allocated stays registered, with MALLOC_TYPE_F_UNLOADED, until
  * whoever holds them has freed them all (a kfree() of a kmalloc_mt() block
  * charges back the block's type); it is then unregistered at the next load
- * or unload of a module. This flag also came without a version change.
+ * or unload of a module.
  *
  * Differences from FreeBSD: the per-type header is 128 bytes, not 32; it
  * carries the type's zone, a registration id that tells two types of the
