@@ -46,7 +46,6 @@ names its sender there too; `check` keeps the files as they are, since it
 compares the series with the tree the tests built from them.
 """
 
-import difflib
 import fnmatch
 import os
 import re
@@ -336,10 +335,14 @@ def carve(repo, directory):
         if texts[-1] != f.read():
             raise SeriesError(f"{directory}/{numbers[-1]} is not the repository's {repo}")
     changes = {}
-    for n, before, after in zip(numbers[1:], texts, texts[1:]):
-        diff = difflib.unified_diff(before.splitlines(True), after.splitlines(True),
-                                    f"a/{kernel}", f"b/{kernel}", n=3)
-        changes[n] = "".join(diff)
+    with tempfile.TemporaryDirectory() as tmp:
+        for n, before, after in zip(numbers[1:], texts, texts[1:]):
+            for name, text in (("a", before), ("b", after)):
+                with open(os.path.join(tmp, name), "w") as f:
+                    f.write(text)
+            # diff(1), whose hunks are git's, not difflib's.
+            changes[n] = run(["diff", "-U3", "--label", f"a/{kernel}", "--label", f"b/{kernel}",
+                              os.path.join(tmp, "a"), os.path.join(tmp, "b")], check=False).stdout
     for n, *_ in series:
         if n > first:
             set_section(n, kernel, changes.get(n, ""))
