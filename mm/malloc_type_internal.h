@@ -8,6 +8,7 @@
 
 #include <linux/init.h>
 #include <linux/list.h>
+#include <linux/malloc_type.h>
 #include <linux/mutex.h>
 
 /*
@@ -45,11 +46,48 @@ static inline void malloc_type_init(void)
 /* Creates the buckets of the zones (mm/malloc_type_kmalloc.c). */
 void __init malloc_type_zones_init(void);
 
+#ifdef CONFIG_MALLOC_TYPES
 /*
- * Sets the mts_size bit and zindx of each kmalloc slot
- * (malloc_type_kmalloc_bits[], mm/malloc_type_slab.c).
+ * The mts_size bit of each kmalloc size class, by the slot of
+ * kmalloc_caches[][] that kmalloc_slab() picks for a request of the class's
+ * object size; 0 for a slot without a class. A slot is at most fls() of an
+ * unsigned int. Set by malloc_type_kmalloc_bits_init() (mm/malloc_type_slab.c),
+ * read by the slab allocator's kmalloc hooks (mm/slub.c).
  */
+#define MALLOC_TYPE_KMALLOC_SLOTS	(1 + BITS_PER_TYPE(unsigned int))
+extern u64 malloc_type_kmalloc_bits[MALLOC_TYPE_KMALLOC_SLOTS];
+/* The zindx of each slot's size class; MALLOC_TYPE_ZONE_NONE for none. */
+extern u8 malloc_type_kmalloc_zindx[MALLOC_TYPE_KMALLOC_SLOTS];
 void __init malloc_type_kmalloc_bits_init(void);
+
+/* Counts @size bytes more of kmalloc slot @slot in use charged to a type. */
+static __always_inline void malloc_type_zone_charge(unsigned int slot,
+						    unsigned int size)
+{
+	this_cpu_add(malloc_type_zone_counters.mzc_memuse[malloc_type_kmalloc_zindx[slot]],
+		     size);
+}
+
+/* Counts @size bytes of kmalloc slot @slot less in use charged to a type. */
+static __always_inline void malloc_type_zone_uncharge(unsigned int slot,
+						      unsigned int size)
+{
+	this_cpu_sub(malloc_type_zone_counters.mzc_memuse[malloc_type_kmalloc_zindx[slot]],
+		     size);
+}
+
+struct kmem_cache;
+
+/*
+ * The charge of a block that the slab allocator's kmalloc paths make
+ * (mm/slub.c), to kmalloc_mt()'s type or to a default type
+ * (mm/malloc_type_default.c), where it cannot be made inline
+ * (mm/malloc_type_slab.c).
+ */
+void malloc_type_kmalloc_charge(struct kmem_cache *s, void *object,
+				struct malloc_type *mtp, gfp_t flags,
+				bool explicit);
+#endif
 
 /* Sets a type's mti_probes[] from the selection (mm/malloc_type_probes.c). */
 int malloc_type_probes_apply(struct malloc_type *mtp);

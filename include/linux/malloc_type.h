@@ -285,29 +285,7 @@ static inline void malloc_type_module_unload(struct module *mod)
 }
 #endif
 
-struct kmem_cache;
-
-/*
- * The charge of a block that the slab allocator's kmalloc paths make
- * (mm/slub.c), to kmalloc_mt()'s type or to a default type
- * (mm/malloc_type_default.c), where it cannot be made inline
- * (mm/malloc_type_slab.c).
- */
 #ifdef CONFIG_MALLOC_TYPES
-void malloc_type_kmalloc_charge(struct kmem_cache *s, void *object,
-				struct malloc_type *mtp, gfp_t flags,
-				bool explicit);
-/*
- * The mts_size bit of each kmalloc size class, by the slot of
- * kmalloc_caches[][] that kmalloc_slab() picks for a request of the class's
- * object size; 0 for a slot without a class. A slot is at most fls() of an
- * unsigned int.
- */
-#define MALLOC_TYPE_KMALLOC_SLOTS	(1 + BITS_PER_TYPE(unsigned int))
-extern u64 malloc_type_kmalloc_bits[MALLOC_TYPE_KMALLOC_SLOTS];
-/* The zindx of each slot's size class; MALLOC_TYPE_ZONE_NONE for none. */
-extern u8 malloc_type_kmalloc_zindx[MALLOC_TYPE_KMALLOC_SLOTS];
-
 /*
  * Bytes of kmalloc blocks in use charged to types, by the zindx of their
  * size class, per CPU: each charge of a block of a kmalloc size class adds
@@ -324,22 +302,6 @@ struct malloc_type_zone_counters {
 DECLARE_PER_CPU(struct malloc_type_zone_counters, malloc_type_zone_counters);
 /* The same per-CPU counters, for Rust (a __percpu pointer to the first). */
 extern u64 __percpu *const malloc_type_zone_memuse;
-
-/* Counts @size bytes more of kmalloc slot @slot in use charged to a type. */
-static __always_inline void malloc_type_zone_charge(unsigned int slot,
-						    unsigned int size)
-{
-	this_cpu_add(malloc_type_zone_counters.mzc_memuse[malloc_type_kmalloc_zindx[slot]],
-		     size);
-}
-
-/* Counts @size bytes of kmalloc slot @slot less in use charged to a type. */
-static __always_inline void malloc_type_zone_uncharge(unsigned int slot,
-						      unsigned int size)
-{
-	this_cpu_sub(malloc_type_zone_counters.mzc_memuse[malloc_type_kmalloc_zindx[slot]],
-		     size);
-}
 #endif
 
 struct pt_regs;
