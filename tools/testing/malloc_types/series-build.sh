@@ -66,10 +66,12 @@ prefix() { # prefix FILE: how many of the commits' trees FILE lists first
 }
 skip=$(prefix "$work/built")
 from="$work/built"
-if [ "$(sed -n 's/^setup //p' "$record" 2>/dev/null)" = "$setup" ] &&
-	[ "$(prefix "$record")" -gt "$skip" ]; then
-	skip=$(prefix "$record")
-	from="patches/series-built"
+if [ "$(sed -n 's/^setup //p' "$record" 2>/dev/null)" = "$setup" ]; then
+	recorded=$(prefix "$record")
+	if [ "$recorded" -gt "$skip" ]; then
+		skip=$recorded
+		from="patches/series-built"
+	fi
 fi
 for c in "${commits[@]:0:$skip}"; do cut -d' ' -f2 <<<"$c"; done >"$work/built.new"
 mv "$work/built.new" "$work/built"

@@ -214,14 +214,13 @@ def diff_sections(text):
     return out
 
 
-def first_versions(series):
-    """{kernel path: bytes} of the repository's files that later patches change, as the
-    patches that add them add them: the repository's versions with the later patches'
-    changes to them taken back, last patch first."""
+def later_sections(series):
+    """{kernel path: [(number, patch, section)]}: the changes that patches make to files of
+    the repository that earlier patches add, in series order."""
     added = {kernel: (i, repo) for i, (_, _, _, _, adds) in enumerate(series)
              for repo, kernel in adds}
     changes = {}
-    for i, (_, p, _, has_diff, _) in enumerate(series):
+    for i, (n, p, _, has_diff, _) in enumerate(series):
         if not has_diff:
             continue
         with open(os.path.join(PATCHES, p)) as f:
@@ -232,24 +231,34 @@ def first_versions(series):
                 if i <= j:
                     raise SeriesError(f"patches/{p} changes {repo}, which patches/series has "
                                       f"{series[j][0]} add")
-                changes.setdefault(path, []).append((p, section))
-    versions = {}
+                changes.setdefault(path, []).append((n, p, section))
+    return changes
+
+
+def taken_back(repo, kernel, sections):
+    """The repository file `repo` (at kernel path `kernel`) with `sections`, the later
+    patches' changes to it, taken back, last patch first."""
     with tempfile.TemporaryDirectory() as tmp:
-        for path, sections in changes.items():
-            repo = added[path][1]
-            dst = os.path.join(tmp, path)
-            os.makedirs(os.path.dirname(dst), exist_ok=True)
-            shutil.copyfile(os.path.join(ROOT, repo), dst)
-            for p, section in reversed(sections):
-                r = run(["patch", "-d", tmp, "-p1", "-R", "-F0", "-s", "-f",
-                         "--no-backup-if-mismatch", "-r", "-"], input=section, check=False)
-                if r.returncode:
-                    why = (r.stdout.strip() or r.stderr.strip() or "?").splitlines()[-1]
-                    raise SeriesError(f"patches/{p}: its changes to {repo} are not in the "
-                                      f"repository's version ({why})")
-            with open(dst, "rb") as f:
-                versions[path] = f.read()
-    return versions
+        dst = os.path.join(tmp, kernel)
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        shutil.copyfile(os.path.join(ROOT, repo), dst)
+        for _, p, section in reversed(sections):
+            r = run(["patch", "-d", tmp, "-p1", "-R", "-F0", "-s", "-f",
+                     "--no-backup-if-mismatch", "-r", "-"], input=section, check=False)
+            if r.returncode:
+                why = (r.stdout.strip() or r.stderr.strip() or "?").splitlines()[-1]
+                raise SeriesError(f"patches/{p}: its changes to {repo} are not in the "
+                                  f"repository's version ({why})")
+        with open(dst, "rb") as f:
+            return f.read()
+
+
+def first_versions(series):
+    """{kernel path: bytes} of the repository's files that later patches change, as the
+    patches that add them add them."""
+    repos = {kernel: repo for _, _, _, _, adds in series for repo, kernel in adds}
+    return {path: taken_back(repos[path], path, sections)
+            for path, sections in later_sections(series).items()}
 
 
 def patch_file(number):
@@ -274,27 +283,19 @@ def file_versions(repo):
     after every patch that changes it, in series order."""
     series = read_series(overlay())
     first, kernel = added_by(series, repo)
-    text = first_versions(series).get(kernel)
-    if text is None:
-        with open(os.path.join(ROOT, repo), "rb") as f:
-            text = f.read()
+    sections = later_sections(series).get(kernel, [])
+    text = taken_back(repo, kernel, sections)
     versions = [(first, text.decode())]
     with tempfile.TemporaryDirectory() as tmp:
         dst = os.path.join(tmp, kernel)
         os.makedirs(os.path.dirname(dst), exist_ok=True)
         with open(dst, "wb") as f:
             f.write(text)
-        for n, p, _, has_diff, _ in series:
-            if not has_diff:
-                continue
-            with open(os.path.join(PATCHES, p)) as f:
-                for path, section in diff_sections(f.read()):
-                    if path != kernel:
-                        continue
-                    run(["patch", "-d", tmp, "-p1", "-F0", "-s", "-f",
-                         "--no-backup-if-mismatch", "-r", "-"], input=section)
-                    with open(dst) as g:
-                        versions.append((n, g.read()))
+        for n, _, section in sections:
+            run(["patch", "-d", tmp, "-p1", "-F0", "-s", "-f",
+                 "--no-backup-if-mismatch", "-r", "-"], input=section)
+            with open(dst) as g:
+                versions.append((n, g.read()))
     return versions
 
 
