@@ -17,13 +17,14 @@
 # modules, with W=1.
 #
 # The trees built are listed in $work/built as they pass: a run after a
-# change of patch N starts at N, from the build directory as it is (every
-# build is incremental anyway), and an unchanged series is not built again.
-# Once every patch has built, the trees are recorded in patches/series-built
-# with the set-up (the toolchain's versions and the configuration
-# fragments), for the repository: a run on another machine starts after the
-# patches whose trees it lists, since a tree is the whole source after its
-# patch, and the same source built the same way builds the same. `make
+# change builds only the patches whose trees are new, from the build
+# directory as it is (every build is incremental anyway), and an unchanged
+# series is not built again. Once every patch has built, the trees are
+# recorded in patches/series-built with the set-up (the toolchain's versions
+# and the configuration fragments), for the repository: a run on another
+# machine skips the patches whose trees it lists, since a tree is the whole
+# source after its patch, and the same source built the same way builds the
+# same, whichever patch it follows. `make
 # check` runs this script, so a change to patches/ is built there.
 # A patch that does not build is built on with make -k, so that its log has
 # every error.
@@ -51,30 +52,26 @@ if [ "$(cat "$work/setup" 2>/dev/null)" != "$setup" ]; then
 	rm -f "$work/built"
 	echo "$setup" >"$work/setup"
 fi
-# The patches built before, as long as the series is the same up to them:
-# here ($work/built), or wherever patches/series-built was recorded, with the
-# same set-up. A tree is the whole kernel source after its patch, so the
-# same tree built the same way builds the same.
+# The trees built before: here ($work/built), or wherever patches/series-built
+# was recorded, with the same set-up. A tree is the whole kernel source after
+# its patch, so the same tree built the same way builds the same, whichever
+# patch it follows: a patch whose tree is listed is not built again.
 record="$MT_ROOT/patches/series-built"
-prefix() { # prefix FILE: how many of the commits' trees FILE lists first
-	local n=0 line
-	while IFS= read -r line && [ $n -lt ${#commits[@]} ]; do
-		[ "${line%% *}" = "$(cut -d' ' -f2 <<<"${commits[$n]}")" ] || break
-		n=$((n + 1))
-	done < <(grep -v -e '^#' -e '^setup ' "$1" 2>/dev/null)
-	echo $n
+declare -A done_trees=()
+listed() { # listed FILE: the trees FILE lists
+	grep -v -e '^#' -e '^setup ' "$1" 2>/dev/null | cut -d' ' -f1 || true
 }
-skip=$(prefix "$work/built")
-from="$work/built"
+for t in $(listed "$work/built"); do done_trees[$t]=1; done
 if [ "$(sed -n 's/^setup //p' "$record" 2>/dev/null)" = "$setup" ]; then
-	recorded=$(prefix "$record")
-	if [ "$recorded" -gt "$skip" ]; then
-		skip=$recorded
-		from="patches/series-built"
-	fi
+	for t in $(listed "$record"); do done_trees[$t]=1; done
 fi
-for c in "${commits[@]:0:$skip}"; do cut -d' ' -f2 <<<"$c"; done >"$work/built.new"
+printf '%s\n' "${!done_trees[@]}" | sort >"$work/built.new"
 mv "$work/built.new" "$work/built"
+skip=0
+for c in "${commits[@]}"; do
+	[ -n "${done_trees[$(cut -d' ' -f2 <<<"$c")]:-}" ] || continue
+	skip=$((skip + 1))
+done
 
 # Records the trees built, with the set-up, in patches/series-built.
 write_record() {
@@ -93,11 +90,11 @@ write_record() {
 }
 
 if [ $skip -eq ${#commits[@]} ]; then
-	echo "series-build: ${#commits[@]} patches, each built before ($from)"
+	echo "series-build: ${#commits[@]} patches, each built before"
 	write_record
 	exit 0
 fi
-[ $skip -eq 0 ] || echo "series-build: patches 1 to $skip built before, unchanged ($from)"
+[ $skip -eq 0 ] || echo "series-build: $skip of ${#commits[@]} patches built before"
 
 if [ ! -e "$src/.git" ]; then
 	rm -rf "$src"
@@ -137,10 +134,11 @@ series_warnings() {
 }
 
 prev=
-n=$skip
-for c in "${commits[@]:$skip}"; do
+n=0
+for c in "${commits[@]}"; do
 	n=$((n + 1))
 	read -r sha tree subject <<<"$c"
+	[ -z "${done_trees[$tree]:-}" ] || continue
 	log="$logs/$(printf %04d $n).log"
 	mt_step "series build $n/${#commits[@]}"
 	git -C "$src" checkout -q --detach "$sha"

@@ -13,12 +13,15 @@
                                  `series: N passed, N failed` at the end
     series.py versions FILE DIR  write DIR/NNNN, the repository file FILE as it
                                  is after patch NNNN, for the patch that adds it
-                                 and every patch that changes it
+                                 and every patch that changes it; for a file of
+                                 the kernel (FILE its path in the tree), DIR/0000
+                                 is the pristine source's
     series.py carve FILE DIR     the reverse: make the patches' changes to FILE
                                  those between the versions in DIR (the first
-                                 one the adding patch's, the last one the
-                                 repository's file), dropping FILE's sections
-                                 from the patches that have no version there
+                                 one the adding patch's or 0000, the last one
+                                 the repository's file if it is one), dropping
+                                 FILE's sections from the patches that have no
+                                 version there
 
 `versions` and `carve` are how a change to a file moves from one patch to
 another: write the versions out, edit them, carve them back in.
@@ -278,13 +281,38 @@ def added_by(series, repo):
     raise SeriesError(f"{repo} is not a file that patches/series gives to a patch")
 
 
-def file_versions(repo):
-    """[(number, text)] of the repository file `repo` after the patch that adds it and
-    after every patch that changes it, in series order."""
-    series = read_series(overlay())
-    first, kernel = added_by(series, repo)
+def kernel_sections(series, kernel):
+    """[(number, patch, section)] of the patches that change the kernel's own file `kernel`."""
+    out = []
+    for n, p, _, has_diff, _ in series:
+        if has_diff:
+            with open(os.path.join(PATCHES, p)) as f:
+                out += [(n, p, s) for k, s in diff_sections(f.read()) if k == kernel]
+    return out
+
+
+def origin(series, name):
+    """(number, kernel path, text, sections) of `name`: a repository file, which the patch
+    `number` adds as `text` and `sections` change; or a file of the kernel (its path in the
+    tree), which is `text` in the pristine source (number 0000) and `sections` change."""
+    try:
+        first, kernel = added_by(series, name)
+    except SeriesError:
+        ensure_base()
+        shown = run(["git", "-C", BASE, "show", f"pristine:{name}"], check=False, binary=True)
+        if shown.returncode:
+            raise SeriesError(f"{name} is neither a file that patches/series gives to a patch "
+                              f"nor a file of the kernel")
+        return "0000", name, shown.stdout, kernel_sections(series, name)
     sections = later_sections(series).get(kernel, [])
-    text = taken_back(repo, kernel, sections)
+    return first, kernel, taken_back(name, kernel, sections), sections
+
+
+def file_versions(name):
+    """[(number, text)] of the file `name` (see `origin()`) as the patch that adds it adds
+    it, or as the pristine source has it, and after every patch that changes it, in series
+    order."""
+    first, kernel, text, sections = origin(read_series(overlay()), name)
     versions = [(first, text.decode())]
     with tempfile.TemporaryDirectory() as tmp:
         dst = os.path.join(tmp, kernel)
@@ -316,36 +344,50 @@ def set_section(number, kernel, section):
         f.write(head + body if body else head.rstrip("\n") + "\n")
 
 
-def carve(repo, directory):
-    """Writes the changes between the versions of `repo` in `directory` (files named by
-    patch number) into the patches; see the module's doc."""
+def carve(name, directory):
+    """Writes the changes between the versions of the file `name` (see `origin()`) in
+    `directory` (files named by patch number) into the patches; see the module's doc."""
     series = read_series(overlay())
-    first, kernel = added_by(series, repo)
+    try:
+        first, kernel = added_by(series, name)
+    except SeriesError:
+        first, kernel, _, _ = origin(series, name)
     numbers = sorted(n for n in os.listdir(directory) if re.fullmatch(r"\d{4}", n))
     if not numbers or numbers[0] != first:
-        raise SeriesError(f"{directory}: want {first}, the version of the patch that adds {repo}, first")
+        raise SeriesError(f"{directory}: want {first}, the version of the patch that adds {name}"
+                          f" (0000 for the pristine source's), first")
     known = {n for n, *_ in series}
-    for n in numbers:
+    for n in numbers[1:] if first == "0000" else numbers:
         if n not in known:
             raise SeriesError(f"{directory}/{n}: no patch {n} in patches/")
     texts = []
     for n in numbers:
         with open(os.path.join(directory, n)) as f:
             texts.append(f.read())
-    with open(os.path.join(ROOT, repo)) as f:
-        if texts[-1] != f.read():
-            raise SeriesError(f"{directory}/{numbers[-1]} is not the repository's {repo}")
+    if first != "0000":
+        with open(os.path.join(ROOT, name)) as f:
+            if texts[-1] != f.read():
+                raise SeriesError(f"{directory}/{numbers[-1]} is not the repository's {name}")
+    # A patch whose change is the same as before keeps its section as it is. (With the
+    # repository's file changed too, the old sections may no longer apply: none is kept.)
+    try:
+        old = file_versions(name)
+    except SeriesError:
+        old = []
+    old_pairs = {n: (b, a) for (_, b), (n, a) in zip(old, old[1:])}
+    new_pairs = {n: (b, a) for b, n, a in zip(texts, numbers[1:], texts[1:])}
+    kept = {n for n in new_pairs if old_pairs.get(n) == new_pairs[n]}
     changes = {}
     with tempfile.TemporaryDirectory() as tmp:
         for n, before, after in zip(numbers[1:], texts, texts[1:]):
-            for name, text in (("a", before), ("b", after)):
-                with open(os.path.join(tmp, name), "w") as f:
+            for label, text in (("a", before), ("b", after)):
+                with open(os.path.join(tmp, label), "w") as f:
                     f.write(text)
             # diff(1), whose hunks are git's, not difflib's.
             changes[n] = run(["diff", "-U3", "--label", f"a/{kernel}", "--label", f"b/{kernel}",
                               os.path.join(tmp, "a"), os.path.join(tmp, "b")], check=False).stdout
     for n, *_ in series:
-        if n > first:
+        if n > first and n not in kept:
             set_section(n, kernel, changes.get(n, ""))
 
 
