@@ -127,9 +127,9 @@ EXPORT_SYMBOL_GPL(malloc_type_zone_alloc);
  * cache that holds it (the kmalloc size class, also for a KFENCE object,
  * whose slab is its cache's), the pages of a large kmalloc block, or the
  * requested size of a vmalloc area rounded up to whole pages; for a block
- * memguard guards, what it recorded as charged. These are the
- * sizes the allocation was charged: the accounting rounds a request up to its
- * size class or pages the same way.
+ * memguard guards, what it recorded as charged. These are the sizes the
+ * allocation was charged: the accounting rounds a request up to its size
+ * class or pages the same way.
  *
  * Any context.
  *

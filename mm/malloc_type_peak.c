@@ -56,42 +56,6 @@
 #include "malloc_type_internal.h"
 #include "malloc_type_selection.h"
 
-/* Tested by the accounting, which typed code in modules instantiates. */
-struct malloc_type_events malloc_type_events = {
-	.malloc = STATIC_KEY_FALSE_INIT,
-	.free = STATIC_KEY_FALSE_INIT,
-	.debug = STATIC_KEY_FALSE_INIT,
-	.guarded = STATIC_KEY_FALSE_INIT,
-};
-EXPORT_SYMBOL_GPL(malloc_type_events);
-
-/*
- * The reg and unreg functions of the dtmalloc tracepoints: called by the
- * tracepoint core when the first probe of an event is registered and after
- * its last one is removed (tracepoints_mutex held).
- */
-int dtmalloc_malloc_reg(void)
-{
-	static_branch_inc(&malloc_type_events.malloc);
-	return 0;
-}
-
-void dtmalloc_malloc_unreg(void)
-{
-	static_branch_dec(&malloc_type_events.malloc);
-}
-
-int dtmalloc_free_reg(void)
-{
-	static_branch_inc(&malloc_type_events.free);
-	return 0;
-}
-
-void dtmalloc_free_unreg(void)
-{
-	static_branch_dec(&malloc_type_events.free);
-}
-
 static DEFINE_MUTEX(malloc_type_peak_mutex);
 static struct malloc_type_peak_patterns peak_patterns;
 

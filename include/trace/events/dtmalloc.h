@@ -66,7 +66,7 @@ DECLARE_EVENT_CLASS(dtmalloc,
 /*
  * After every successful typed allocation, once its counters are updated.
  * The reg and unreg functions switch the accounting's test of the event on
- * and off (struct malloc_type_events, mm/malloc_type_peak.c).
+ * and off (struct malloc_type_events, mm/malloc_type_trace.c).
  */
 DEFINE_EVENT_FN(dtmalloc, malloc,
 

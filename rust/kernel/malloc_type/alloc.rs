@@ -95,7 +95,7 @@ impl MallocType {
         // types pay the test of their bits.
         if (cfg!(CONFIG_FAIL_MALLOC_TYPE) || cfg!(CONFIG_MALLOC_TYPE_MEMGUARD))
             && trace::debug_events()
-            && trace::fail_or_memguard_selected(self)
+            && trace::debug_selected(self)
         {
             return self.alloc_slow(layout, flags, nid);
         }

@@ -112,7 +112,7 @@ macro_rules! events {
         $(#[$meta])*
         #[inline(always)]
         pub(super) fn $fn() -> bool {
-            // SAFETY: `malloc_type_events` is a static defined by C (`mm/malloc_type_peak.c`);
+            // SAFETY: `malloc_type_events` is a static defined by C (`mm/malloc_type_trace.c`);
             // it is always okay to query its keys.
             unsafe {
                 crate::jump_label::static_branch_unlikely!(
@@ -142,7 +142,7 @@ events!(
     /// Returns whether some type's allocations may be made to fail (`CONFIG_FAIL_MALLOC_TYPE`,
     /// `mm/malloc_type_fail.c`) or are guarded (`CONFIG_MALLOC_TYPE_MEMGUARD`,
     /// `mm/malloc_type_memguard.c`): allocations then test their type's bits
-    /// ([`fail_or_memguard_selected`]).
+    /// ([`debug_selected`]).
     debug_events,
     debug
 );
@@ -200,14 +200,14 @@ pub(super) fn memguard_selected(t: &MallocType) -> bool {
     events_word(t) & EV_MEMGUARD != 0
 }
 
-/// Returns whether `t` is selected for failure injection or guarded: its allocations then take
-/// the general path, which asks.
+/// Returns whether `t` is selected by a debugging option (failure injection or memguard): its
+/// allocations then take the general path, which asks.
 ///
 /// # Context
 ///
 /// Any context.
 #[inline(always)]
-pub(super) fn fail_or_memguard_selected(t: &MallocType) -> bool {
+pub(super) fn debug_selected(t: &MallocType) -> bool {
     events_word(t) & (EV_FAIL | EV_MEMGUARD) != 0
 }
 
