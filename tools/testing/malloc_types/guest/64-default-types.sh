@@ -26,7 +26,7 @@ echo "$name: $n types of vmlinux"
 memstat -m -l -H -s memuse | head -n 11 | sed "s/^/$name: /"
 
 # count_file DIR FILE: the count of free objects a cache's FILE says (patch
-# 37's sheaf_objects, 38's quarantine_objects), in $count: a number no
+# 40's sheaf_objects, 41's quarantine_objects), in $count: a number no
 # larger than the objects its slabs hold, in a read-only file.
 count_file() {
 	read -r count <"$1/$2" || fail "${1##*/}: no $2"
@@ -70,34 +70,54 @@ elif [ -e /sys/kernel/slab/kmalloc-64/quarantine_objects ]; then
 	fail "quarantine_objects without generic KASAN"
 fi
 
-memstat -m -H >/tmp/default.txt || fail "memstat -m"
-sed -n '/^kmalloc caches and malloc types/,$p' /tmp/default.txt >/tmp/coverage.txt
-[ -s /tmp/coverage.txt ] || fail "memstat -m ends with no reconciliation"
-sed "s/^/$name: /" /tmp/coverage.txt
-# Per class: Size Caches Typed Untyped Typed%. A block freed between
-# memstat's read of the sysctl and of the caches (by an RCU callback, a
-# worker) leaves it typed but not in use, in the quarantine, which is taken
-# off: a few dozen objects of slack per class.
-awk -v name="$name" '
-	$1 ~ /^[0-9]+$/ && NF == 5 {
-		if ($3 > $2 + 64 * $1) { print name ": class " $1 ": the types hold " $3 " bytes, the caches " $2; bad = 1 }
-	}
-	$1 == "Total" { caches = $2; typed = $3 }
-	END {
-		if (bad) exit 1
-		if (caches == "") { print name ": no Total line"; exit 1 }
-		printf "%d %d\n", caches, typed > "/tmp/coverage.total"
-	}' /tmp/coverage.txt || fail "the types hold more of a size class than its caches"
-read slab typed </tmp/coverage.total
-[ "$slab" -gt 0 ] || fail "no bytes in use in the kmalloc caches"
-# memstat reads the types' bytes first, then each cache's objects file,
-# whose seq_file buffer of a page is an object of the page-sized kmalloc
-# class in use while its cache is counted, held by no type at the first
-# read: one page of 2 MB, 0.8% with the 16 KiB pages of arm64.
-page=$(awk '/^KernelPageSize:/ { print $2 * 1024; exit }' /proc/self/smaps)
-[ "${page:-0}" -gt 0 ] || fail "no page size in /proc/self/smaps"
-[ "$slab" -gt "$page" ] || fail "only $slab bytes in use in the kmalloc caches"
-pct=$((typed * 100 / (slab - page)))
-echo "$name: the types hold $pct% of the kmalloc caches' bytes, memstat's read buffer of $page bytes aside"
-[ "$pct" -ge 99 ] || fail "the types hold $pct% of the kmalloc caches' bytes in use"
+# One reading of memstat -m's reconciliation: 0 when the types hold at least
+# 99% of the kmalloc caches' bytes in use, 1 when they hold less (a failure
+# of another kind ends the test).
+coverage() {
+	memstat -m -H >/tmp/default.txt || fail "memstat -m"
+	sed -n '/^kmalloc caches and malloc types/,$p' /tmp/default.txt >/tmp/coverage.txt
+	[ -s /tmp/coverage.txt ] || fail "memstat -m ends with no reconciliation"
+	sed "s/^/$name: /" /tmp/coverage.txt
+	# Per class: Size Caches Typed Untyped Typed%. A block freed between
+	# memstat's read of the sysctl and of the caches (by an RCU callback, a
+	# worker) leaves it typed but not in use, in the quarantine, which is
+	# taken off: a few dozen objects of slack per class.
+	awk -v name="$name" '
+		$1 ~ /^[0-9]+$/ && NF == 5 {
+			if ($3 > $2 + 64 * $1) { print name ": class " $1 ": the types hold " $3 " bytes, the caches " $2; bad = 1 }
+		}
+		$1 == "Total" { caches = $2; typed = $3 }
+		END {
+			if (bad) exit 1
+			if (caches == "") { print name ": no Total line"; exit 1 }
+			printf "%d %d\n", caches, typed > "/tmp/coverage.total"
+		}' /tmp/coverage.txt || fail "the types hold more of a size class than its caches"
+	read slab typed </tmp/coverage.total
+	[ "$slab" -gt 0 ] || fail "no bytes in use in the kmalloc caches"
+	# memstat reads the types' bytes first, then each cache's objects file,
+	# whose seq_file buffer of a page is an object of the page-sized kmalloc
+	# class in use while its cache is counted, held by no type at the first
+	# read: one page of 2 MB, 0.8% with the 16 KiB pages of arm64.
+	page=$(awk '/^KernelPageSize:/ { print $2 * 1024; exit }' /proc/self/smaps)
+	[ "${page:-0}" -gt 0 ] || fail "no page size in /proc/self/smaps"
+	[ "$slab" -gt "$page" ] || fail "only $slab bytes in use in the kmalloc caches"
+	pct=$((typed * 100 / (slab - page)))
+	echo "$name: the types hold $pct% of the kmalloc caches' bytes, memstat's read buffer of $page bytes aside"
+	[ "$pct" -ge 99 ]
+}
+# The reading is not of one instant: the types' bytes are read first, then
+# the caches one file at a time, and the objects other tasks allocate in
+# between are in use but in no type's bytes yet (and those freed, the other
+# way). With the 16 KiB pages of arm64 a few dozen objects of the page-sized
+# class are 20% of the 2.7 MB: seen once in a check run (31 objects of 16 KiB
+# more in use than typed, 82%), and once the other way (3 more typed than in
+# use). A block that no type holds stays untyped at every reading, so the
+# test takes the best of three.
+tries=0
+until coverage; do
+	tries=$((tries + 1))
+	[ "$tries" -lt 3 ] || fail "the types hold $pct% of the kmalloc caches' bytes in use"
+	echo "$name: reading again ($tries of 3 under 99%)"
+	sleep 1
+done
 echo "$name: ok"
