@@ -24,8 +24,8 @@
 # and the configuration fragments), for the repository: a run on another
 # machine skips the patches whose trees it lists, since a tree is the whole
 # source after its patch, and the same source built the same way builds the
-# same, whichever patch it follows. `make
-# check` runs this script, so a change to patches/ is built there.
+# same, whichever patch it follows. `make check` runs this script, so a
+# change to patches/ is built there.
 # A patch that does not build is built on with make -k, so that its log has
 # every error.
 # One log per patch: $MT_CACHE/logs/series-build/.
@@ -69,8 +69,8 @@ printf '%s\n' "${!done_trees[@]}" | sort >"$work/built.new"
 mv "$work/built.new" "$work/built"
 skip=0
 for c in "${commits[@]}"; do
-	[ -n "${done_trees[$(cut -d' ' -f2 <<<"$c")]:-}" ] || continue
-	skip=$((skip + 1))
+	read -r _ tree _ <<<"$c"
+	[ -z "${done_trees[$tree]:-}" ] || skip=$((skip + 1))
 done
 
 # Records the trees built, with the set-up, in patches/series-built.

@@ -217,24 +217,33 @@ def diff_sections(text):
     return out
 
 
-def later_sections(series):
-    """{kernel path: [(number, patch, section)]}: the changes that patches make to files of
-    the repository that earlier patches add, in series order."""
-    added = {kernel: (i, repo) for i, (_, _, _, _, adds) in enumerate(series)
-             for repo, kernel in adds}
+def file_sections(series):
+    """{kernel path: [(number, patch, section)]}: every patch's change to each file, in
+    series order."""
     changes = {}
-    for i, (n, p, _, has_diff, _) in enumerate(series):
+    for n, p, _, has_diff, _ in series:
         if not has_diff:
             continue
         with open(os.path.join(PATCHES, p)) as f:
             for path, section in diff_sections(f.read()):
-                if path not in added:
-                    continue
-                j, repo = added[path]
-                if i <= j:
-                    raise SeriesError(f"patches/{p} changes {repo}, which patches/series has "
-                                      f"{series[j][0]} add")
                 changes.setdefault(path, []).append((n, p, section))
+    return changes
+
+
+def later_sections(series):
+    """{kernel path: [(number, patch, section)]}: the changes that patches make to files of
+    the repository that earlier patches add, in series order."""
+    added = {kernel: (n, repo) for n, _, _, _, adds in series for repo, kernel in adds}
+    changes = {}
+    for path, sections in file_sections(series).items():
+        if path not in added:
+            continue
+        first, repo = added[path]
+        for n, p, _ in sections:
+            if n <= first:
+                raise SeriesError(f"patches/{p} changes {repo}, which patches/series has "
+                                  f"{first} add")
+        changes[path] = sections
     return changes
 
 
@@ -281,38 +290,37 @@ def added_by(series, repo):
     raise SeriesError(f"{repo} is not a file that patches/series gives to a patch")
 
 
-def kernel_sections(series, kernel):
-    """[(number, patch, section)] of the patches that change the kernel's own file `kernel`."""
-    out = []
-    for n, p, _, has_diff, _ in series:
-        if has_diff:
-            with open(os.path.join(PATCHES, p)) as f:
-                out += [(n, p, s) for k, s in diff_sections(f.read()) if k == kernel]
-    return out
+def locate(series, name):
+    """(number, kernel path) of `name`: a repository file, added by patch `number`; or a
+    file of the kernel, named by its path in the tree, with number 0000 (the pristine
+    source)."""
+    try:
+        return added_by(series, name)
+    except SeriesError:
+        ensure_base()
+        if run(["git", "-C", BASE, "cat-file", "-e", f"pristine:{name}"], check=False).returncode:
+            raise SeriesError(f"{name} is neither a file that patches/series gives to a patch "
+                              f"nor a file of the kernel")
+        return "0000", name
 
 
 def origin(series, name):
-    """(number, kernel path, text, sections) of `name`: a repository file, which the patch
-    `number` adds as `text` and `sections` change; or a file of the kernel (its path in the
-    tree), which is `text` in the pristine source (number 0000) and `sections` change."""
-    try:
-        first, kernel = added_by(series, name)
-    except SeriesError:
-        ensure_base()
-        shown = run(["git", "-C", BASE, "show", f"pristine:{name}"], check=False, binary=True)
-        if shown.returncode:
-            raise SeriesError(f"{name} is neither a file that patches/series gives to a patch "
-                              f"nor a file of the kernel")
-        return "0000", name, shown.stdout, kernel_sections(series, name)
+    """(number, kernel path, text, sections) of `name` (see `locate()`): the repository
+    file as the patch `number` adds it, or the kernel's file as the pristine source has it,
+    and the later patches' changes to it."""
+    first, kernel = locate(series, name)
+    if first == "0000":
+        text = run(["git", "-C", BASE, "show", f"pristine:{name}"], binary=True).stdout
+        return first, kernel, text, file_sections(series).get(kernel, [])
     sections = later_sections(series).get(kernel, [])
     return first, kernel, taken_back(name, kernel, sections), sections
 
 
-def file_versions(name):
+def file_versions(name, series=None):
     """[(number, text)] of the file `name` (see `origin()`) as the patch that adds it adds
     it, or as the pristine source has it, and after every patch that changes it, in series
     order."""
-    first, kernel, text, sections = origin(read_series(overlay()), name)
+    first, kernel, text, sections = origin(series or read_series(overlay()), name)
     versions = [(first, text.decode())]
     with tempfile.TemporaryDirectory() as tmp:
         dst = os.path.join(tmp, kernel)
@@ -348,10 +356,7 @@ def carve(name, directory):
     """Writes the changes between the versions of the file `name` (see `origin()`) in
     `directory` (files named by patch number) into the patches; see the module's doc."""
     series = read_series(overlay())
-    try:
-        first, kernel = added_by(series, name)
-    except SeriesError:
-        first, kernel, _, _ = origin(series, name)
+    first, kernel = locate(series, name)
     numbers = sorted(n for n in os.listdir(directory) if re.fullmatch(r"\d{4}", n))
     if not numbers or numbers[0] != first:
         raise SeriesError(f"{directory}: want {first}, the version of the patch that adds {name}"
@@ -371,7 +376,7 @@ def carve(name, directory):
     # A patch whose change is the same as before keeps its section as it is. (With the
     # repository's file changed too, the old sections may no longer apply: none is kept.)
     try:
-        old = file_versions(name)
+        old = file_versions(name, series)
     except SeriesError:
         old = []
     old_pairs = {n: (b, a) for (_, b), (n, a) in zip(old, old[1:])}
