@@ -233,7 +233,7 @@ impl MallocType {
     /// Any context.
     unsafe fn registry_str(&self, field: *mut *const crate::ffi::c_char) -> &CStr {
         // SAFETY: By the safety requirements the field is valid and aligned.
-        // ORDERING: Relaxed, as in `zone`.
+        // ORDERING: Relaxed, as in `id`.
         let p = unsafe { atomic_load(field, Relaxed) };
         if p.is_null() {
             return c"";
@@ -262,8 +262,7 @@ impl MallocType {
     #[inline]
     pub fn zone(&self) -> u32 {
         // SAFETY: The field is valid and aligned; the registry stores it with `WRITE_ONCE()`.
-        // ORDERING: Relaxed, `READ_ONCE()`: the registry writes it before it publishes the
-        // statistics, so a reader that saw them registered (an Acquire load) sees it too.
+        // ORDERING: Relaxed, as in `id`.
         unsafe { atomic_load(ptr::addr_of_mut!((*self.as_raw()).ks_mti.mti_zone), Relaxed) }
     }
 
@@ -275,7 +274,8 @@ impl MallocType {
     /// Any context.
     pub fn id(&self) -> u64 {
         // SAFETY: The field is valid and aligned; the registry stores it with `WRITE_ONCE()`.
-        // ORDERING: Relaxed, as in `zone`.
+        // ORDERING: Relaxed, `READ_ONCE()`: the registry writes it before it publishes the
+        // statistics, so a reader that saw them registered (an Acquire load) sees it too.
         unsafe { atomic_load(ptr::addr_of_mut!((*self.as_raw()).ks_mti.mti_id), Relaxed) }
     }
 
@@ -325,7 +325,7 @@ impl MallocType {
     /// Any context.
     pub(crate) fn flags(&self) -> u32 {
         // SAFETY: The field is valid and aligned; the registry stores it with `WRITE_ONCE()`.
-        // ORDERING: Relaxed, as in `zone`.
+        // ORDERING: Relaxed, as in `id`.
         unsafe {
             atomic_load(
                 ptr::addr_of_mut!((*self.as_raw()).ks_mti.mti_flags),
