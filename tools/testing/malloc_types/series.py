@@ -352,9 +352,10 @@ def set_section(number, kernel, section):
         f.write(head + body if body else head.rstrip("\n") + "\n")
 
 
-def carve(name, directory):
+def carve(name, directory, keep=True):
     """Writes the changes between the versions of the file `name` (see `origin()`) in
-    `directory` (files named by patch number) into the patches; see the module's doc."""
+    `directory` (files named by patch number) into the patches; see the module's doc.
+    With `keep` false, every section is written anew, even where the change is the same."""
     series = read_series(overlay())
     first, kernel = locate(series, name)
     numbers = sorted(n for n in os.listdir(directory) if re.fullmatch(r"\d{4}", n))
@@ -381,7 +382,7 @@ def carve(name, directory):
         old = []
     old_pairs = {n: (b, a) for (_, b), (n, a) in zip(old, old[1:])}
     new_pairs = {n: (b, a) for b, n, a in zip(texts, numbers[1:], texts[1:])}
-    kept = {n for n in new_pairs if old_pairs.get(n) == new_pairs[n]}
+    kept = {n for n in new_pairs if keep and old_pairs.get(n) == new_pairs[n]}
     changes = {}
     with tempfile.TemporaryDirectory() as tmp:
         for n, before, after in zip(numbers[1:], texts, texts[1:]):
@@ -520,6 +521,42 @@ def checkpatch_messages(output):
     return found
 
 
+def round_trip(series):
+    """[(name, problem or None)]: `versions` and `carve` undo each other. Each file that
+    two or more patches make or change (a repository file that later patches change, or a
+    file of the kernel) is carved from its own versions into a copy of patches/, every
+    section written anew, and its versions read back from the copy must be the same."""
+    global PATCHES
+    repos = {kernel: repo for _, _, _, _, adds in series for repo, kernel in adds}
+    names = sorted(repos.get(kernel, kernel) for kernel, sections in file_sections(series).items()
+                   if len(sections) >= (1 if kernel in repos else 2))
+    out = []
+    original = PATCHES
+    with tempfile.TemporaryDirectory() as tmp:
+        PATCHES = os.path.join(tmp, "patches")
+        try:
+            shutil.copytree(original, PATCHES)
+            for name in names:
+                try:
+                    versions = file_versions(name)
+                    d = os.path.join(tmp, "versions")
+                    shutil.rmtree(d, ignore_errors=True)
+                    os.makedirs(d)
+                    for n, text in versions:
+                        with open(os.path.join(d, n), "w") as f:
+                            f.write(text)
+                    carve(name, d, keep=False)
+                    back = file_versions(name)
+                    why = None if back == versions else \
+                        f"read back as {' '.join(n for n, _ in back)}, different text"
+                except SeriesError as e:
+                    why = str(e)
+                out.append((name, why))
+        finally:
+            PATCHES = original
+    return out
+
+
 def check(out, tested):
     results = []
 
@@ -563,6 +600,12 @@ def check(out, tested):
             result(False, f"the series differs from the tested tree: {'; '.join(diff[-6:])}")
     else:
         result(False, f"no tested tree at {tested}")
+
+    # versions and carve, the tools that move changes between patches.
+    trips = round_trip(series)
+    bad = [f"{name}: {why}" for name, why in trips if why]
+    result(not bad, f"versions and carve undo each other for the {len(trips)} files that several "
+           f"patches change" + (": " + "; ".join(bad[:4]) if bad else ""))
 
     # checkpatch --strict, in the tree the series makes. Its SPDX check runs
     # scripts/spdxcheck.py with the first python3 on PATH, which needs ply
