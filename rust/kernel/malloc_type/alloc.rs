@@ -422,8 +422,9 @@ impl MallocType {
             }
             // SAFETY: As above.
             None => unsafe { self.alloc_block(zoned, layout, flags, nid) }?,
-            // The same size class: `krealloc()` keeps the object, which fits and is what the
-            // block consumed, and tells KASAN and the slab allocator its new size.
+            // The same size class, or a larger one outside a zone: `krealloc()` keeps the object
+            // when it fits, which is what the block consumed, and tells KASAN and the slab
+            // allocator its new size; it moves the block otherwise.
             Some(p) => {
                 // SAFETY: `ptr` is a live kmalloc allocation of `old_layout` (safety
                 // requirements), from the shared caches or a zone's buckets, which `Kmalloc` may
