@@ -335,6 +335,14 @@ def file_versions(name, series=None):
     return versions
 
 
+def write_versions(versions, directory):
+    """Writes `versions` ([(number, text)], see `file_versions()`) to `directory`/NNNN."""
+    os.makedirs(directory, exist_ok=True)
+    for n, text in versions:
+        with open(os.path.join(directory, n), "w") as f:
+            f.write(text)
+
+
 def set_section(number, kernel, section):
     """Makes `section` (a unified diff of `kernel`, or "" for none) patch `number`'s change
     to that file: in place of the one it has, or among the others in path order."""
@@ -376,13 +384,15 @@ def carve(name, directory, keep=True):
                 raise SeriesError(f"{directory}/{numbers[-1]} is not the repository's {name}")
     # A patch whose change is the same as before keeps its section as it is. (With the
     # repository's file changed too, the old sections may no longer apply: none is kept.)
-    try:
-        old = file_versions(name, series)
-    except SeriesError:
-        old = []
+    old = []
+    if keep:
+        try:
+            old = file_versions(name, series)
+        except SeriesError:
+            pass
     old_pairs = {n: (b, a) for (_, b), (n, a) in zip(old, old[1:])}
     new_pairs = {n: (b, a) for b, n, a in zip(texts, numbers[1:], texts[1:])}
-    kept = {n for n in new_pairs if keep and old_pairs.get(n) == new_pairs[n]}
+    kept = {n for n in new_pairs if old_pairs.get(n) == new_pairs[n]}
     changes = {}
     with tempfile.TemporaryDirectory() as tmp:
         for n, before, after in zip(numbers[1:], texts, texts[1:]):
@@ -538,15 +548,11 @@ def round_trip(series):
             shutil.copytree(original, PATCHES)
             for name in names:
                 try:
-                    versions = file_versions(name)
-                    d = os.path.join(tmp, "versions")
-                    shutil.rmtree(d, ignore_errors=True)
-                    os.makedirs(d)
-                    for n, text in versions:
-                        with open(os.path.join(d, n), "w") as f:
-                            f.write(text)
+                    versions = file_versions(name, series)
+                    d = os.path.join(tmp, "versions", name)
+                    write_versions(versions, d)
                     carve(name, d, keep=False)
-                    back = file_versions(name)
+                    back = file_versions(name, series)
                     why = None if back == versions else \
                         f"read back as {' '.join(n for n, _ in back)}, different text"
                 except SeriesError as e:
@@ -657,10 +663,7 @@ def main():
             versions = file_versions(sys.argv[2])
         except SeriesError as e:
             sys.exit(f"series: {e}")
-        os.makedirs(sys.argv[3], exist_ok=True)
-        for n, text in versions:
-            with open(os.path.join(sys.argv[3], n), "w") as f:
-                f.write(text)
+        write_versions(versions, sys.argv[3])
         print(" ".join(n for n, _ in versions))
     elif len(sys.argv) == 4 and sys.argv[1] == "carve":
         try:
