@@ -70,6 +70,9 @@ elif [ -e /sys/kernel/slab/kmalloc-64/quarantine_objects ]; then
 	fail "quarantine_objects without generic KASAN"
 fi
 
+page=$(awk '/^KernelPageSize:/ { print $2 * 1024; exit }' /proc/self/smaps)
+[ "${page:-0}" -gt 0 ] || fail "no page size in /proc/self/smaps"
+
 # One reading of memstat -m's reconciliation: 0 when the types hold at least
 # 99% of the kmalloc caches' bytes in use, 1 when they hold less (a failure
 # of another kind ends the test).
@@ -95,11 +98,9 @@ coverage() {
 	read slab typed </tmp/coverage.total
 	[ "$slab" -gt 0 ] || fail "no bytes in use in the kmalloc caches"
 	# memstat reads the types' bytes first, then each cache's objects file,
-	# whose seq_file buffer of a page is an object of the page-sized kmalloc
-	# class in use while its cache is counted, held by no type at the first
-	# read: one page of 2 MB, 0.8% with the 16 KiB pages of arm64.
-	page=$(awk '/^KernelPageSize:/ { print $2 * 1024; exit }' /proc/self/smaps)
-	[ "${page:-0}" -gt 0 ] || fail "no page size in /proc/self/smaps"
+	# whose seq_file buffer of a page ($page) is an object of the page-sized
+	# kmalloc class in use while its cache is counted, held by no type at the
+	# first read: one page of 2 MB, 0.8% with the 16 KiB pages of arm64.
 	[ "$slab" -gt "$page" ] || fail "only $slab bytes in use in the kmalloc caches"
 	pct=$((typed * 100 / (slab - page)))
 	echo "$name: the types hold $pct% of the kmalloc caches' bytes, memstat's read buffer of $page bytes aside"
